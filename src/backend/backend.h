@@ -1,0 +1,60 @@
+// The seam between the model and the hardware. The Qwen3 forward pass is written once
+// against this interface; a backend supplies the arithmetic. `ref` is the scalar oracle;
+// faster CPU paths and a CUDA backend implement the same calls and are tested against it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gguf/ggml_type.h"
+
+namespace duet {
+
+// A weight matrix as stored in the model file: `rows` rows of `cols` elements each,
+// row r at data + r * row_bytes. (GGUF's ne[0] = cols, ne[1] = rows.)
+struct WeightMatrix {
+  std::string name;
+  GgmlType type = GgmlType::F32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  size_t row_bytes = 0;
+  const uint8_t* data = nullptr;
+};
+
+// Dimensions of one attention call.
+struct AttentionShape {
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;
+  float scale = 1.0f;  // applied to q·k before the softmax
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // y: [n_tokens × w.rows] = x: [n_tokens × w.cols] · wᵀ
+  virtual void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) = 0;
+  // out: [n × table.cols], row t = decoded table row ids[t] (ids checked by the caller)
+  virtual void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) = 0;
+  // y = rmsnorm(x) * w over rows of `dim`; y may alias x
+  virtual void rmsnorm(const float* x, const float* w, int64_t rows, int64_t dim, float eps,
+                       float* y) = 0;
+  // NEOX RoPE in place over [n_tokens × n_heads × head_dim]
+  virtual void rope_neox(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
+                         const int32_t* positions, const double* inv_freq, double mscale) = 0;
+  // Causal attention of one sequence's queries over its cached keys/values (see ref::attention)
+  virtual void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
+                         const int32_t* positions, int64_t n_tokens, const AttentionShape& shape,
+                         float* out) = 0;
+  virtual void swiglu(const float* gate, const float* up, int64_t n, float* out) = 0;
+  virtual void add_inplace(float* x, const float* y, int64_t n) = 0;
+};
+
+// The plain scalar backend (kernels/ref): the correctness oracle.
+std::unique_ptr<Backend> make_ref_backend();
+
+}  // namespace duet

@@ -1,0 +1,19 @@
+// Each subcommand registers its flags on the app and returns the exit code when run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace duet::cli {
+
+// Sets `*run` to the subcommand's action when the subcommand is chosen.
+using Action = std::function<int()>;
+void add_logits_command(CLI::App& app, Action* run);
+void add_info_command(CLI::App& app, Action* run);
+void add_forge_command(CLI::App& app, Action* run);
+
+// Prints "duet: <message>" to stderr and returns the exit code for bad input.
+int fail(const std::string& message);
+
+}  // namespace duet::cli
