@@ -424,8 +424,14 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes) {
       return Status::error(where + " of type " + traits->name + " has row length " +
                            std::to_string(info.ne[0]) + ", not a multiple of its block size " +
                            std::to_string(traits->block_elems));
-    // n_elements < 2^63 and block_bytes <= block_elems * 8, so this cannot overflow.
-    info.n_bytes = n_elements / traits->block_elems * traits->block_bytes;
+    // n_elements < 2^63, but a plain type stores up to 8 bytes per element, so the size in
+    // bytes can still pass 2^64 (2^62 F32 elements would wrap to 0 bytes).
+    const uint64_t n_blocks = n_elements / static_cast<uint64_t>(traits->block_elems);
+    const uint64_t block_bytes = static_cast<uint64_t>(traits->block_bytes);
+    if (n_blocks > std::numeric_limits<uint64_t>::max() / block_bytes)
+      return Status::error(where + " is too large: " + fmt_u64(n_elements) + " elements of " +
+                           traits->name + " do not fit in 2^64 bytes");
+    info.n_bytes = n_blocks * block_bytes;
     DUET_TRY(c.read_le(&info.offset, "tensor offset"));
     if (info.offset % f.alignment_ != 0)
       return Status::error(where + " offset " + fmt_u64(info.offset) + " is not aligned to " +

@@ -1,0 +1,123 @@
+// The forward pass against ../shared/golden/logits_cases.json (float64 reference).
+// Tolerance is the golden README's rule and must not be relaxed:
+//   rel L2 <= max(2 * llamacpp_rel_l2, 1e-4), argmax agreement >= 95% (100% for F16 files).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+
+#include "model/qwen3_model.h"
+#include "support/test_util.h"
+
+namespace duet {
+namespace {
+
+struct LogitsCase {
+  std::string name;
+  nlohmann::json json;
+};
+
+std::vector<LogitsCase> load_cases() {
+  std::vector<LogitsCase> out;
+  for (const auto& c : test::read_json(test::golden_dir() + "/logits_cases.json"))
+    out.push_back({c["name"], c});
+  return out;
+}
+
+class LogitsGolden : public ::testing::TestWithParam<LogitsCase> {};
+
+TEST_P(LogitsGolden, MatchesReference) {
+  const auto& c = GetParam().json;
+  const std::string dir = test::golden_dir() + "/";
+  auto model = Qwen3Model::load(dir + c["model"].get<std::string>(), make_ref_backend());
+  ASSERT_TRUE(model.is_ok()) << model.message();
+  const std::vector<int32_t> tokens = c["tokens"].get<std::vector<int32_t>>();
+  const int64_t n_vocab = c["n_vocab"];
+  ASSERT_EQ((*model)->config().n_vocab, n_vocab);
+
+  SequenceKv kv = (*model)->new_sequence();
+  std::vector<float> logits;
+  ASSERT_TRUE((*model)->forward(tokens, kv, true, logits).is_ok());
+
+  const auto raw = test::read_bytes(dir + c["reference"].get<std::string>());
+  ASSERT_EQ(raw.size(), tokens.size() * static_cast<size_t>(n_vocab) * 4);
+  std::vector<float> ref(raw.size() / 4);
+  std::memcpy(ref.data(), raw.data(), raw.size());
+  ASSERT_EQ(logits.size(), ref.size());
+
+  double err = 0, norm = 0;
+  int agree = 0;
+  for (size_t p = 0; p < tokens.size(); ++p) {
+    size_t best_ref = 0, best_got = 0;
+    for (int64_t v = 0; v < n_vocab; ++v) {
+      const size_t i = p * n_vocab + v;
+      err += (double(logits[i]) - ref[i]) * (double(logits[i]) - ref[i]);
+      norm += double(ref[i]) * ref[i];
+      if (ref[i] > ref[p * n_vocab + best_ref]) best_ref = v;
+      if (logits[i] > logits[p * n_vocab + best_got]) best_got = v;
+    }
+    agree += best_ref == best_got;
+  }
+  const double rel_l2 = std::sqrt(err / norm);
+  const double tol = std::max(2.0 * c["llamacpp_rel_l2"].get<double>(), 1e-4);
+  const double agreement = double(agree) / tokens.size();
+  const bool is_f16 = c["model"].get<std::string>().find("f16") != std::string::npos;
+  RecordProperty("rel_l2", std::to_string(rel_l2));
+  EXPECT_LE(rel_l2, tol) << "relative L2 error";
+  EXPECT_GE(agreement, is_f16 ? 1.0 : 0.95) << "argmax agreement";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCases, LogitsGolden, ::testing::ValuesIn(load_cases()),
+                         [](const auto& info) {
+                           std::string s = info.param.name;
+                           for (char& ch : s)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return s;
+                         });
+
+// Evaluating a prompt in pieces through the KV cache gives the logits of one pass.
+TEST(LogitsIncremental, ChunkedEqualsWhole) {
+  const std::string dir = test::golden_dir() + "/";
+  auto model = Qwen3Model::load(dir + "models/micro-f16.gguf", make_ref_backend());
+  ASSERT_TRUE(model.is_ok()) << model.message();
+  const std::vector<int32_t> tokens = {314, 65, 66, 295, 195, 214, 280, 181, 242, 260, 70, 17};
+  SequenceKv whole = (*model)->new_sequence();
+  std::vector<float> all;
+  ASSERT_TRUE((*model)->forward(tokens, whole, true, all).is_ok());
+  SequenceKv kv = (*model)->new_sequence();
+  const int64_t V = (*model)->config().n_vocab;
+  size_t done = 0;
+  for (size_t chunk : {5u, 1u, 4u, 2u}) {
+    std::vector<float> part;
+    std::span<const int32_t> piece(tokens.data() + done, chunk);
+    ASSERT_TRUE((*model)->forward(piece, kv, false, part).is_ok());
+    done += chunk;
+    for (int64_t v = 0; v < V; ++v)
+      EXPECT_NEAR(part[v], all[(done - 1) * V + v], 1e-4) << "after " << done << " tokens";
+  }
+  EXPECT_EQ(kv.length(), 12);
+}
+
+TEST(LogitsErrors, RejectsBadTokensAndOverlongInput) {
+  const std::string dir = test::golden_dir() + "/";
+  auto model = Qwen3Model::load(dir + "models/micro-yarn-f16.gguf", make_ref_backend());
+  ASSERT_TRUE(model.is_ok());
+  SequenceKv kv = (*model)->new_sequence();
+  std::vector<float> logits;
+  std::vector<int32_t> bad = {1, 320};
+  Status s = (*model)->forward(bad, kv, false, logits);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("outside the vocabulary"), std::string::npos) << s.message();
+  std::vector<int32_t> negative = {-1};
+  EXPECT_FALSE((*model)->forward(negative, kv, false, logits).is_ok());
+  std::vector<int32_t> too_long(static_cast<size_t>((*model)->config().max_context() + 1), 5);
+  s = (*model)->forward(too_long, kv, false, logits);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("exceed the context"), std::string::npos) << s.message();
+  EXPECT_EQ(kv.length(), 0);
+}
+
+}  // namespace
+}  // namespace duet
