@@ -23,6 +23,18 @@ struct WeightMatrix {
   const uint8_t* data = nullptr;
 };
 
+// One layer of the paged KV cache as one sequence sees it. K and V are stored as `dtype`
+// (F32, F16 or BF16) in blocks of block_size positions × kv_width values; position p of the
+// sequence lives in block block_table[p / block_size], row p % block_size.
+struct PagedKvView {
+  const uint8_t* k = nullptr;  // layer base of K blocks
+  const uint8_t* v = nullptr;  // layer base of V blocks
+  GgmlType dtype = GgmlType::F32;
+  int64_t block_size = 16;
+  int64_t kv_width = 0;  // n_head_kv × head_dim
+  const int32_t* block_table = nullptr;
+};
+
 // Dimensions of one attention call.
 struct AttentionShape {
   int64_t n_head = 0;
@@ -50,6 +62,10 @@ class Backend {
   virtual void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
                          const int32_t* positions, int64_t n_tokens, const AttentionShape& shape,
                          float* out) = 0;
+  // Causal attention of one sequence's queries over its paged KV cache. The default is the
+  // reference kernel; backends override it with faster ones.
+  virtual void attention_paged(const float* q, const PagedKvView& kv, const int32_t* positions,
+                               int64_t n_tokens, const AttentionShape& shape, float* out);
   virtual void swiglu(const float* gate, const float* up, int64_t n, float* out) = 0;
   virtual void add_inplace(float* x, const float* y, int64_t n) = 0;
 };

@@ -5,17 +5,13 @@
 
 namespace duet {
 
-void SequenceKv::reserve_positions(int64_t n) {
-  const size_t need = static_cast<size_t>(n * width_);
-  for (size_t l = 0; l < k_.size(); ++l) {
-    if (k_[l].size() < need) {
-      // Grow geometrically so a long generation does not reallocate per token.
-      const size_t cap = std::max(need, k_[l].size() * 2);
-      k_[l].resize(cap);
-      v_[l].resize(cap);
-    }
-  }
-}
+// Where each chunk's tokens sit in the flattened batch.
+struct Qwen3Model::BatchLayout {
+  std::span<const ForwardChunk> chunks;
+  std::vector<int64_t> first;      // index of chunk c's first token in the batch
+  std::vector<int32_t> positions;  // per batch token
+  int64_t n_tokens = 0;
+};
 
 Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
                                                      std::unique_ptr<Backend> backend,
@@ -38,11 +34,11 @@ Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
 }
 
 // x ← x + Wo · Attention(RoPE(QKNorm(Wq·h)), RoPE(QKNorm(Wk·h)), Wv·h),  h = RMSNorm(x)
-void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const std::vector<int32_t>& pos,
-                                 SequenceKv& kv, std::vector<float>& x) {
+void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLayout& b,
+                                 KvStorage& kv, std::vector<float>& x) {
   const Qwen3Config& c = config_;
   Backend& be = *backend_;
-  const int64_t n = static_cast<int64_t>(pos.size());
+  const int64_t n = b.n_tokens;
   std::vector<float> h(x.size());
   be.rmsnorm(x.data(), L.attn_norm.data(), n, c.n_embd, c.rms_eps, h.data());
 
@@ -56,17 +52,31 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const std::vec
   // Qwen3's QK-norm: RMSNorm over each head's vector before the rotation.
   be.rmsnorm(q.data(), L.q_norm.data(), n * c.n_head, c.head_dim, c.rms_eps, q.data());
   be.rmsnorm(k.data(), L.k_norm.data(), n * c.n_head_kv, c.head_dim, c.rms_eps, k.data());
-  be.rope_neox(q.data(), n, c.n_head, c.head_dim, pos.data(), rope_.inv_freq.data(), rope_.mscale);
-  be.rope_neox(k.data(), n, c.n_head_kv, c.head_dim, pos.data(), rope_.inv_freq.data(), rope_.mscale);
+  be.rope_neox(q.data(), n, c.n_head, c.head_dim, b.positions.data(), rope_.inv_freq.data(), rope_.mscale);
+  be.rope_neox(k.data(), n, c.n_head_kv, c.head_dim, b.positions.data(), rope_.inv_freq.data(), rope_.mscale);
 
-  for (int64_t t = 0; t < n; ++t) {
-    std::copy_n(k.data() + t * c.kv_width(), c.kv_width(), kv.k(il, pos[t]));
-    std::copy_n(v.data() + t * c.kv_width(), c.kv_width(), kv.v(il, pos[t]));
+  const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim,
+                             static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};
+  const int64_t bs = kv.block_size();
+  // Every chunk's keys/values go into the cache before any attention reads it: chunks of
+  // different sequences never share blocks that are being written.
+  for (size_t ci = 0; ci < b.chunks.size(); ++ci) {
+    const ForwardChunk& ch = b.chunks[ci];
+    for (size_t t = 0; t < ch.tokens.size(); ++t) {
+      const int64_t row = b.first[ci] + static_cast<int64_t>(t);
+      const int64_t pos = b.positions[row];
+      const int64_t slot = static_cast<int64_t>(ch.block_table[pos / bs]) * bs + pos % bs;
+      kv.write(il, slot, k.data() + row * c.kv_width(), v.data() + row * c.kv_width());
+    }
   }
-  AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim,
-                       static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};
   std::vector<float> att(q.size());
-  be.attention(q.data(), kv.k(il, 0), kv.v(il, 0), c.kv_width(), pos.data(), n, shape, att.data());
+  for (size_t ci = 0; ci < b.chunks.size(); ++ci) {
+    const ForwardChunk& ch = b.chunks[ci];
+    const int64_t row = b.first[ci];
+    be.attention_paged(q.data() + row * c.q_width(), kv.view(il, ch.block_table.data()),
+                       b.positions.data() + row, static_cast<int64_t>(ch.tokens.size()), shape,
+                       att.data() + row * c.q_width());
+  }
   be.matmul(L.wo, att.data(), n, h.data());
   be.add_inplace(x.data(), h.data(), n * c.n_embd);
 }
@@ -85,40 +95,76 @@ void Qwen3Model::ffn_block(const Qwen3Layer& L, int64_t n, std::vector<float>& x
   be.add_inplace(x.data(), h.data(), n * c.n_embd);
 }
 
-Status Qwen3Model::forward(std::span<const int32_t> tokens, SequenceKv& kv, bool all_logits,
-                           std::vector<float>& logits) {
+Status Qwen3Model::forward_batch(std::span<const ForwardChunk> chunks, KvStorage& kv,
+                                 std::vector<float>& logits) {
   const Qwen3Config& c = config_;
-  const int64_t n = static_cast<int64_t>(tokens.size());
-  if (n == 0) return Status::error("no tokens to evaluate");
-  for (int64_t t = 0; t < n; ++t)
-    if (tokens[t] < 0 || tokens[t] >= c.n_vocab)
-      return Status::error("token id " + std::to_string(tokens[t]) + " is outside the vocabulary [0, " +
-                           std::to_string(c.n_vocab) + ")");
-  const int64_t start = kv.length();
-  if (start + n > c.max_context())
-    return Status::error(std::to_string(start + n) + " positions exceed the context of " +
-                         std::to_string(c.max_context()) + " tokens");
-
-  std::vector<int32_t> pos(static_cast<size_t>(n));
-  for (int64_t t = 0; t < n; ++t) pos[t] = static_cast<int32_t>(start + t);
-  kv.reserve_positions(start + n);
-
-  std::vector<float> x(static_cast<size_t>(n * c.n_embd));
-  backend_->get_rows(weights_.token_embd, tokens.data(), n, x.data());
-  for (int64_t il = 0; il < c.n_layer; ++il) {
-    attention_block(weights_.layers[il], il, pos, kv, x);
-    ffn_block(weights_.layers[il], n, x);
+  BatchLayout b;
+  b.chunks = chunks;
+  std::vector<int32_t> ids;
+  for (const ForwardChunk& ch : chunks) {
+    const int64_t n = static_cast<int64_t>(ch.tokens.size());
+    if (n == 0) return Status::error("a chunk has no tokens");
+    if (ch.start_pos < 0 || ch.start_pos + n > c.max_context())
+      return Status::error(std::to_string(ch.start_pos + n) + " positions exceed the context of " +
+                           std::to_string(c.max_context()) + " tokens");
+    const int64_t last_block = (ch.start_pos + n - 1) / kv.block_size();
+    if (last_block >= static_cast<int64_t>(ch.block_table.size()))
+      return Status::error("block table does not cover the chunk's positions");
+    for (int64_t i = 0; i <= last_block; ++i)
+      if (ch.block_table[i] < 0 || ch.block_table[i] >= kv.n_blocks())
+        return Status::error("block table names a block outside the KV cache");
+    for (int32_t t : ch.tokens)
+      if (t < 0 || t >= c.n_vocab)
+        return Status::error("token id " + std::to_string(t) + " is outside the vocabulary [0, " +
+                             std::to_string(c.n_vocab) + ")");
+    b.first.push_back(b.n_tokens);
+    for (int64_t t = 0; t < n; ++t) b.positions.push_back(static_cast<int32_t>(ch.start_pos + t));
+    ids.insert(ids.end(), ch.tokens.begin(), ch.tokens.end());
+    b.n_tokens += n;
   }
-  kv.set_length(start + n);
+  if (b.n_tokens == 0) return Status::error("no tokens to evaluate");
+
+  std::vector<float> x(static_cast<size_t>(b.n_tokens * c.n_embd));
+  backend_->get_rows(weights_.token_embd, ids.data(), b.n_tokens, x.data());
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    attention_block(weights_.layers[il], il, b, kv, x);
+    ffn_block(weights_.layers[il], b.n_tokens, x);
+  }
 
   // Only the rows whose logits are wanted go through the final norm and the vocabulary.
-  const int64_t first = all_logits ? 0 : n - 1;
-  const int64_t rows = n - first;
-  std::vector<float> h(static_cast<size_t>(rows * c.n_embd));
-  backend_->rmsnorm(x.data() + first * c.n_embd, weights_.output_norm.data(), rows, c.n_embd,
-                    c.rms_eps, h.data());
-  logits.resize(static_cast<size_t>(rows * c.n_vocab));
-  backend_->matmul(weights_.output, h.data(), rows, logits.data());
+  std::vector<int64_t> rows;
+  for (size_t ci = 0; ci < chunks.size(); ++ci) {
+    const int64_t n = static_cast<int64_t>(chunks[ci].tokens.size());
+    if (chunks[ci].logits == LogitsFor::kAll)
+      for (int64_t t = 0; t < n; ++t) rows.push_back(b.first[ci] + t);
+    else if (chunks[ci].logits == LogitsFor::kLast)
+      rows.push_back(b.first[ci] + n - 1);
+  }
+  const int64_t n_rows = static_cast<int64_t>(rows.size());
+  logits.resize(static_cast<size_t>(n_rows * c.n_vocab));
+  if (n_rows == 0) return Status::ok();
+  std::vector<float> picked(static_cast<size_t>(n_rows * c.n_embd)), h(picked.size());
+  for (int64_t r = 0; r < n_rows; ++r)
+    std::copy_n(x.data() + rows[r] * c.n_embd, c.n_embd, picked.data() + r * c.n_embd);
+  backend_->rmsnorm(picked.data(), weights_.output_norm.data(), n_rows, c.n_embd, c.rms_eps, h.data());
+  backend_->matmul(weights_.output, h.data(), n_rows, logits.data());
+  return Status::ok();
+}
+
+Status Qwen3Model::forward(std::span<const int32_t> tokens, SequenceKv& seq, bool all_logits,
+                           std::vector<float>& logits) {
+  constexpr int64_t kBlock = 256;
+  if (!seq.storage_) {
+    const int64_t n_blocks = (config_.max_context() + kBlock - 1) / kBlock;
+    auto storage = KvStorage::create(config_, n_blocks, kBlock, GgmlType::F32);
+    if (!storage) return storage.status();
+    seq.storage_ = std::move(storage.value());
+    seq.block_table_.resize(static_cast<size_t>(n_blocks));
+    for (int64_t i = 0; i < n_blocks; ++i) seq.block_table_[i] = static_cast<int32_t>(i);
+  }
+  ForwardChunk chunk{tokens, seq.length_, seq.block_table_, all_logits ? LogitsFor::kAll : LogitsFor::kLast};
+  DUET_TRY(forward_batch(std::span<const ForwardChunk>(&chunk, 1), *seq.storage_, logits));
+  seq.length_ += static_cast<int64_t>(tokens.size());
   return Status::ok();
 }
 

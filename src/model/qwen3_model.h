@@ -1,4 +1,6 @@
-// Qwen3: a GGUF file bound to a backend, and its forward pass.
+// Qwen3: a GGUF file bound to a backend, and its forward pass over a batch of sequence
+// chunks (prefill pieces and decode tokens of many sequences in one pass, so each weight
+// is read once per step).
 #pragma once
 
 #include <cstdint>
@@ -10,33 +12,41 @@
 #include "backend/backend.h"
 #include "base/status.h"
 #include "gguf/gguf_file.h"
+#include "model/kv_storage.h"
 #include "model/qwen3_config.h"
 #include "model/qwen3_weights.h"
 
 namespace duet {
 
-// Keys and values of one sequence, contiguous per layer: row p holds position p,
-// [n_head_kv × head_dim] floats. Grows as positions are written.
+enum class LogitsFor { kNone, kLast, kAll };
+
+// New tokens of one sequence in a batch. They sit at positions start_pos … start_pos+n-1;
+// the sequence's keys and values for positions below start_pos are already in the cache.
+struct ForwardChunk {
+  std::span<const int32_t> tokens;
+  int64_t start_pos = 0;
+  std::span<const int32_t> block_table;  // must cover positions [0, start_pos + n)
+  LogitsFor logits = LogitsFor::kLast;
+};
+
+class Qwen3Model;
+
+// One sequence with a private, contiguous KV cache sized for the model's whole context
+// (reserved, paged in as used): for `duet logits`, tests and one-off evaluation.
 class SequenceKv {
  public:
-  SequenceKv(int64_t n_layer, int64_t row_width) : k_(n_layer), v_(n_layer), width_(row_width) {}
   int64_t length() const { return length_; }
-  int64_t row_width() const { return width_; }
-  // Makes room for positions [0, n) in every layer.
-  void reserve_positions(int64_t n);
-  void set_length(int64_t n) { length_ = n; }
-  float* k(int64_t layer, int64_t pos) { return k_[layer].data() + pos * width_; }
-  float* v(int64_t layer, int64_t pos) { return v_[layer].data() + pos * width_; }
 
  private:
-  std::vector<std::vector<float>> k_, v_;
-  int64_t width_;
+  friend class Qwen3Model;
+  std::shared_ptr<KvStorage> storage_;
+  std::vector<int32_t> block_table_;
   int64_t length_ = 0;
 };
 
 struct ModelLoadOptions {
-  double yarn_factor = 0;        // > 0: turn YaRN on with this factor (the --rope-scaling flag)
-  int64_t yarn_original_ctx = 0; // with yarn_factor: the original context (0: from the file)
+  double yarn_factor = 0;         // > 0: turn YaRN on with this factor (the --rope-scale flag)
+  int64_t yarn_original_ctx = 0;  // with yarn_factor: the original context (0: from the file)
 };
 
 class Qwen3Model {
@@ -49,18 +59,22 @@ class Qwen3Model {
   const GgufFile& gguf() const { return file_->gguf(); }
   Backend& backend() { return *backend_; }
 
-  SequenceKv new_sequence() const { return SequenceKv(config_.n_layer, config_.kv_width()); }
+  // Runs every chunk in one pass, writing their keys and values into `kv`. `logits` gets
+  // one row of n_vocab per requested position, in chunk order (kLast: one row, kAll: one
+  // per token).
+  Status forward_batch(std::span<const ForwardChunk> chunks, KvStorage& kv,
+                       std::vector<float>& logits);
 
-  // Runs `tokens` at positions kv.length() .. kv.length()+n-1, appending their keys and
-  // values to `kv`. Writes logits for every position ([n × n_vocab]) when all_logits,
-  // else for the last position only ([n_vocab]).
-  Status forward(std::span<const int32_t> tokens, SequenceKv& kv, bool all_logits,
+  // Single-sequence convenience over forward_batch.
+  SequenceKv new_sequence() const { return SequenceKv(); }
+  Status forward(std::span<const int32_t> tokens, SequenceKv& seq, bool all_logits,
                  std::vector<float>& logits);
 
  private:
   Qwen3Model() = default;
-  void attention_block(const Qwen3Layer& layer, int64_t il, const std::vector<int32_t>& pos,
-                       SequenceKv& kv, std::vector<float>& x);
+  struct BatchLayout;
+  void attention_block(const Qwen3Layer& layer, int64_t il, const BatchLayout& b, KvStorage& kv,
+                       std::vector<float>& x);
   void ffn_block(const Qwen3Layer& layer, int64_t n, std::vector<float>& x);
 
   std::shared_ptr<GgufModelFile> file_;

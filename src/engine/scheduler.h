@@ -1,0 +1,71 @@
+// Chooses what one engine step computes. Each step fills a token budget with the decode
+// token of every running sequence first, then chunks of prompts (chunked prefill), so a
+// long prompt delays other users' streams by at most one chunk. When the KV cache runs
+// out of blocks, the newest running sequence is preempted (its blocks freed, its tokens
+// recomputed later) — never a crash, never a deadlock.
+//
+// Plain CPU bookkeeping over BlockManager: no model, testable on its own.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "engine/sequence.h"
+#include "kv/block_manager.h"
+
+namespace duet {
+
+struct SchedulerConfig {
+  int64_t max_batch_tokens = 512;  // tokens computed per step, decode + prefill
+  int64_t max_running = 64;        // sequences holding KV blocks at once
+};
+
+struct ScheduledChunk {
+  Sequence* seq = nullptr;
+  int64_t start = 0;    // first position computed
+  int64_t count = 0;    // tokens computed
+  bool sample = false;  // reaches the end of the known tokens: the step samples for it
+};
+
+struct StepPlan {
+  std::vector<ScheduledChunk> chunks;
+  std::vector<Sequence*> preempted;  // sent back to waiting in this step
+  int64_t n_tokens = 0;
+  bool empty() const { return chunks.empty(); }
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, BlockManager& blocks);
+
+  // Queues a sequence (state waiting). Its prompt must fit in the whole cache.
+  void add(Sequence* seq);
+  // Takes a sequence out wherever it is (finished or cancelled) and releases its blocks.
+  void remove(Sequence* seq);
+
+  StepPlan schedule();
+  // Records that the plan's chunks were computed: advances n_computed and registers newly
+  // full blocks in the prefix cache.
+  void commit(const StepPlan& plan);
+
+  int64_t n_running() const { return static_cast<int64_t>(running_.size()); }
+  int64_t n_waiting() const { return static_cast<int64_t>(waiting_.size()); }
+  int64_t n_preemptions() const { return preemptions_; }
+  const BlockManager& blocks() const { return blocks_; }
+
+ private:
+  bool ensure_blocks(Sequence* seq, int64_t n_positions);
+  void release_blocks(Sequence* seq);
+  void match_prefix(Sequence* seq);
+  void preempt(Sequence* seq, StepPlan& plan);
+
+  SchedulerConfig config_;
+  BlockManager& blocks_;
+  std::vector<Sequence*> running_;  // in admission order
+  std::deque<Sequence*> waiting_;   // front first
+  int64_t next_arrival_ = 0;
+  int64_t preemptions_ = 0;
+};
+
+}  // namespace duet

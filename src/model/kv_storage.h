@@ -1,0 +1,53 @@
+// The memory of the paged KV cache: for every layer, K and V blocks of block_size
+// positions × kv_width values, stored as F32, F16 or BF16. Which block belongs to whom is
+// the engine's business (kv/block_manager.h); this class only holds and converts rows.
+//
+// The buffer is reserved with mmap and faulted in on first write, so resident memory
+// follows the blocks actually used, not the budget.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "backend/backend.h"
+#include "base/status.h"
+#include "gguf/ggml_type.h"
+#include "model/qwen3_config.h"
+
+namespace duet {
+
+class KvStorage {
+ public:
+  static Result<std::unique_ptr<KvStorage>> create(const Qwen3Config& cfg, int64_t n_blocks,
+                                                   int64_t block_size, GgmlType dtype);
+  // How many blocks fit in `bytes` for this model.
+  static int64_t blocks_for_budget(const Qwen3Config& cfg, size_t bytes, int64_t block_size,
+                                   GgmlType dtype);
+  ~KvStorage();
+  KvStorage(const KvStorage&) = delete;
+  KvStorage& operator=(const KvStorage&) = delete;
+
+  int64_t n_blocks() const { return n_blocks_; }
+  int64_t block_size() const { return block_size_; }
+  GgmlType dtype() const { return dtype_; }
+  size_t bytes() const { return bytes_; }
+  size_t bytes_per_block() const;
+
+  // Stores the K and V rows of one position (kv_width floats each) of layer `layer` into
+  // row `slot` = block * block_size + offset.
+  void write(int64_t layer, int64_t slot, const float* k_row, const float* v_row);
+  PagedKvView view(int64_t layer, const int32_t* block_table) const;
+
+ private:
+  KvStorage() = default;
+  uint8_t* layer_base(int64_t layer, int kv) const;  // kv: 0 = K, 1 = V
+
+  int64_t n_layer_ = 0, n_blocks_ = 0, block_size_ = 0, kv_width_ = 0;
+  GgmlType dtype_ = GgmlType::F16;
+  size_t row_bytes_ = 0;
+  size_t layer_bytes_ = 0;  // one of K or V of one layer
+  uint8_t* base_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace duet
