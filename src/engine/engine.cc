@@ -1,0 +1,308 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace duet {
+
+// A request in flight: the scheduler's Sequence plus what the engine tracks around it.
+struct Engine::Live {
+  std::shared_ptr<RequestHandle> handle;
+  GenerateRequest req;
+  Sequence seq;
+  std::unique_ptr<Sampler> sampler;
+  bool in_reasoning = false;
+  bool budget_spent = false;
+  int64_t generated = 0;
+  int64_t reasoning = 0;
+  bool scheduled_once = false;
+};
+
+Engine::Engine(Qwen3Model& model, const EngineConfig& config) : model_(model), config_(config) {}
+
+Result<std::unique_ptr<Engine>> Engine::create(Qwen3Model& model, const EngineConfig& config) {
+  std::unique_ptr<Engine> e(new Engine(model, config));
+  int64_t n_blocks = config.kv_blocks;
+  if (n_blocks <= 0)
+    n_blocks = KvStorage::blocks_for_budget(model.config(), config.kv_budget_bytes, config.block_size,
+                                            config.kv_type);
+  if (n_blocks < 1) return Status::error("the KV cache budget holds no block; raise it");
+  auto kv = KvStorage::create(model.config(), n_blocks, config.block_size, config.kv_type);
+  if (!kv) return kv.status();
+  e->kv_ = std::move(kv.value());
+  e->blocks_ = std::make_unique<BlockManager>(n_blocks, config.block_size);
+  e->scheduler_ = std::make_unique<Scheduler>(config.scheduler, *e->blocks_);
+  e->stats_.kv = e->blocks_->stats();
+  e->stats_.block_size = config.block_size;
+  return e;
+}
+
+Engine::~Engine() {
+  stop();
+  for (auto& l : live_) finish(*l, FinishReason::kCancelled);
+}
+
+int64_t Engine::max_sequence_tokens() const {
+  return std::min(model_.config().max_context(), blocks_->n_blocks() * blocks_->block_size());
+}
+
+Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerateRequest req) {
+  const Qwen3Config& c = model_.config();
+  if (req.prompt.empty()) return Status::error("the prompt is empty");
+  for (int32_t t : req.prompt)
+    if (t < 0 || t >= c.n_vocab)
+      return Status::error("prompt token " + std::to_string(t) + " is outside the vocabulary");
+  for (int32_t t : req.stop_token_ids)
+    if (t < 0 || t >= c.n_vocab)
+      return Status::error("stop token id " + std::to_string(t) + " is outside the vocabulary");
+  const int64_t limit = max_sequence_tokens();
+  const int64_t n_prompt = static_cast<int64_t>(req.prompt.size());
+  if (n_prompt >= limit)
+    return Status::error("the prompt has " + std::to_string(n_prompt) +
+                         " tokens; this server holds at most " + std::to_string(limit - 1) +
+                         " prompt tokens (context " + std::to_string(limit) + ")");
+  if (req.max_tokens < 1) return Status::error("max_tokens must be at least 1");
+  if (req.min_tokens < 0) return Status::error("min_tokens must not be negative");
+  if (req.thinking_budget && *req.thinking_budget < 0) return Status::error("thinking budget must not be negative");
+  DUET_TRY(validate(req.sampling, c.n_vocab));
+  req.max_tokens = std::min(req.max_tokens, limit - n_prompt);
+
+  auto live = std::make_unique<Live>();
+  live->handle = std::make_shared<RequestHandle>();
+  live->handle->wake_engine_ = [this] { wake(); };
+  live->seq.tokens = req.prompt;
+  live->seq.n_prompt = n_prompt;
+  live->in_reasoning = req.starts_in_reasoning;
+  uint64_t seed = req.sampling.seed ? *req.sampling.seed : std::random_device{}() * 0x9E3779B97F4A7C15ull;
+  live->sampler = std::make_unique<Sampler>(req.sampling, seed);
+  live->req = std::move(req);
+  std::shared_ptr<RequestHandle> handle = live->handle;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    handle->id_ = live->seq.id = next_id_++;
+    handle->stats_.prompt_tokens = n_prompt;
+    handle->stats_.submitted = Clock::now();
+    inbox_.push_back(std::move(live));
+    wake_flag_ = true;
+  }
+  cv_.notify_all();
+  return handle;
+}
+
+void Engine::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_flag_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Engine::start() {
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] {
+    while (!stop_.load()) {
+      if (step()) continue;
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return wake_flag_ || stop_.load(); });
+      wake_flag_ = false;
+    }
+  });
+}
+
+void Engine::stop() {
+  stop_ = true;
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Engine::finish(Live& l, FinishReason reason, const std::string& error) {
+  scheduler_->remove(&l.seq);  // frees its blocks now
+  TokenEvent ev;
+  ev.finish = reason;
+  ev.error = error;
+  ev.emitted = Clock::now();
+  {
+    std::lock_guard<std::mutex> lock(l.handle->mu_);
+    l.handle->stats_.finished = ev.emitted;
+    l.handle->stats_.generated_tokens = l.generated;
+    l.handle->stats_.reasoning_tokens = l.reasoning;
+  }
+  l.handle->push(std::move(ev));
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.requests_finished++;
+  if (reason == FinishReason::kCancelled) stats_.requests_cancelled++;
+}
+
+// Appends the sampled token, enforces the thinking budget and the stop conditions, and
+// pushes the event. Returns how the request ended, or kNone.
+FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
+  const int32_t tok = r.token;
+  TokenEvent ev;
+  ev.tokens = {tok};
+  ev.logprob = r.logprob;
+  ev.top_logprobs = r.top_logprobs;
+  ev.in_reasoning = l.in_reasoning;
+  l.seq.tokens.push_back(tok);
+  l.generated++;
+  if (l.in_reasoning) l.reasoning++;
+  if (tok == config_.think_open_id) l.in_reasoning = true;
+  if (tok == config_.think_close_id) l.in_reasoning = false;
+
+  const bool is_end = std::find(config_.end_token_ids.begin(), config_.end_token_ids.end(), tok) !=
+                          config_.end_token_ids.end() ||
+                      std::find(l.req.stop_token_ids.begin(), l.req.stop_token_ids.end(), tok) !=
+                          l.req.stop_token_ids.end();
+  FinishReason finish = FinishReason::kNone;
+  if (is_end && (!l.req.ignore_eos || std::find(l.req.stop_token_ids.begin(), l.req.stop_token_ids.end(), tok) !=
+                                          l.req.stop_token_ids.end()))
+    finish = FinishReason::kStop;
+  else if (l.generated >= l.req.max_tokens)
+    finish = FinishReason::kLength;
+
+  // The budget: at the cap, write Qwen's closing phrase and </think> through the cache.
+  TokenEvent injected;
+  if (finish == FinishReason::kNone && l.in_reasoning && !l.budget_spent && l.req.thinking_budget &&
+      l.reasoning >= *l.req.thinking_budget && !l.req.budget_closing_tokens.empty()) {
+    l.budget_spent = true;
+    const int64_t room = l.req.max_tokens - l.generated;
+    const auto& close = l.req.budget_closing_tokens;
+    const int64_t n = std::min<int64_t>(room, static_cast<int64_t>(close.size()));
+    injected.tokens.assign(close.begin(), close.begin() + n);
+    injected.injected = true;
+    injected.in_reasoning = true;
+    l.seq.tokens.insert(l.seq.tokens.end(), injected.tokens.begin(), injected.tokens.end());
+    l.generated += n;
+    l.reasoning += n;
+    if (n == static_cast<int64_t>(close.size())) l.in_reasoning = false;
+    if (l.generated >= l.req.max_tokens) finish = FinishReason::kLength;
+  }
+
+  ev.emitted = Clock::now();
+  {
+    std::lock_guard<std::mutex> lock(l.handle->mu_);
+    if (l.handle->stats_.first_token == Clock::time_point{}) l.handle->stats_.first_token = ev.emitted;
+    l.handle->stats_.generated_tokens = l.generated;
+    l.handle->stats_.reasoning_tokens = l.reasoning;
+  }
+  l.handle->push(std::move(ev));
+  if (!injected.tokens.empty()) {
+    injected.emitted = Clock::now();
+    l.handle->push(std::move(injected));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.generated_tokens += 1 + static_cast<int64_t>(injected.tokens.size());
+  }
+  return finish;
+}
+
+bool Engine::step() {
+  // 1. New requests.
+  {
+    std::vector<std::unique_ptr<Live>> fresh;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fresh.swap(inbox_);
+    }
+    for (auto& l : fresh) {
+      scheduler_->add(&l->seq);
+      live_.push_back(std::move(l));
+    }
+  }
+  // 2. Cancellations, wherever the request is: its blocks go back now.
+  bool did_work = false;
+  for (auto& l : live_) {
+    if (l->seq.state != SequenceState::kFinished && l->handle->cancelled()) {
+      finish(*l, FinishReason::kCancelled);
+      did_work = true;
+    }
+  }
+  auto drop_finished = [&] {
+    live_.erase(std::remove_if(live_.begin(), live_.end(),
+                               [](const auto& l) { return l->seq.state == SequenceState::kFinished; }),
+                live_.end());
+  };
+  drop_finished();
+
+  // 3. Schedule and run one batched forward pass.
+  StepPlan plan = scheduler_->schedule();
+  if (!plan.empty()) {
+    did_work = true;
+    std::vector<ForwardChunk> chunks;
+    chunks.reserve(plan.chunks.size());
+    const auto now = Clock::now();
+    for (const ScheduledChunk& c : plan.chunks) {
+      ForwardChunk fc;
+      fc.tokens = std::span<const int32_t>(c.seq->tokens.data() + c.start, static_cast<size_t>(c.count));
+      fc.start_pos = c.start;
+      fc.block_table = c.seq->block_table;
+      fc.logits = c.sample ? LogitsFor::kLast : LogitsFor::kNone;
+      chunks.push_back(fc);
+    }
+    for (auto& l : live_) {
+      if (l->seq.state == SequenceState::kRunning && !l->scheduled_once) {
+        l->scheduled_once = true;
+        std::lock_guard<std::mutex> lock(l->handle->mu_);
+        l->handle->stats_.scheduled = now;
+        l->handle->stats_.cached_prompt_tokens = l->seq.n_prefix_hit_tokens;
+      }
+    }
+    std::vector<float> logits;
+    Status s = model_.forward_batch(chunks, *kv_, logits);
+    if (!s.is_ok()) {
+      // Internal failure: end the requests in this batch with an error, keep serving.
+      for (const ScheduledChunk& c : plan.chunks)
+        for (auto& l : live_)
+          if (&l->seq == c.seq && l->seq.state != SequenceState::kFinished)
+            finish(*l, FinishReason::kError, s.message());
+    } else {
+      scheduler_->commit(plan);
+      const int64_t n_vocab = model_.config().n_vocab;
+      size_t row = 0;
+      for (const ScheduledChunk& c : plan.chunks) {
+        if (!c.sample) continue;
+        Live* l = nullptr;
+        for (auto& cand : live_)
+          if (&cand->seq == c.seq) l = cand.get();
+        std::span<float> lg(logits.data() + row * n_vocab, static_cast<size_t>(n_vocab));
+        ++row;
+        // Until min_tokens are out, the end tokens cannot be picked.
+        if (l->generated < l->req.min_tokens) {
+          for (int32_t t : config_.end_token_ids) lg[t] = -INFINITY;
+          for (int32_t t : l->req.stop_token_ids) lg[t] = -INFINITY;
+        }
+        TokenHistory hist{std::span<const int32_t>(l->seq.tokens.data(), static_cast<size_t>(l->seq.n_prompt)),
+                          std::span<const int32_t>(l->seq.tokens.data() + l->seq.n_prompt,
+                                                   l->seq.tokens.size() - static_cast<size_t>(l->seq.n_prompt))};
+        const SampleResult r = l->sampler->sample(lg, hist);
+        FinishReason f = after_sample(*l, r);
+        if (f == FinishReason::kNone && static_cast<int64_t>(l->seq.tokens.size()) >= max_sequence_tokens())
+          f = FinishReason::kLength;
+        if (f != FinishReason::kNone) finish(*l, f);
+      }
+    }
+  }
+  drop_finished();
+
+  // 4. Publish a snapshot for /metrics.
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.running = scheduler_->n_running();
+  stats_.waiting = scheduler_->n_waiting() + static_cast<int64_t>(inbox_.size());
+  stats_.kv = blocks_->stats();
+  stats_.preemptions = scheduler_->n_preemptions();
+  if (!plan.empty()) {
+    stats_.steps++;
+    for (const ScheduledChunk& c : plan.chunks)
+      if (c.start < c.seq->n_prompt) stats_.prompt_tokens += std::min(c.count, c.seq->n_prompt - c.start);
+  }
+  return did_work;
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace duet

@@ -1,0 +1,86 @@
+// The engine: one thread that serves every request at once. Each step it takes new
+// requests and cancellations, asks the scheduler what to compute, runs one batched forward
+// pass over all of it (so each weight is read once per step), samples, and pushes one event
+// per sequence. Cancelled or finished sequences give their KV blocks back in the same step.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/request.h"
+#include "engine/scheduler.h"
+#include "kv/block_manager.h"
+#include "model/kv_storage.h"
+#include "model/qwen3_model.h"
+
+namespace duet {
+
+struct EngineConfig {
+  int64_t kv_blocks = 0;             // 0: from kv_budget_bytes
+  size_t kv_budget_bytes = size_t{1} << 30;
+  int64_t block_size = 16;
+  GgmlType kv_type = GgmlType::F16;
+  SchedulerConfig scheduler;
+  std::vector<int32_t> end_token_ids;  // e.g. <|im_end|> 151645 and <|endoftext|> 151643
+  int32_t think_open_id = -1;          // <think>
+  int32_t think_close_id = -1;         // </think>
+};
+
+struct EngineStats {
+  int64_t running = 0, waiting = 0;
+  BlockManagerStats kv;
+  int64_t block_size = 0;
+  int64_t preemptions = 0;
+  int64_t prompt_tokens = 0, cached_prompt_tokens = 0, generated_tokens = 0;
+  int64_t steps = 0, requests_finished = 0, requests_cancelled = 0;
+};
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> create(Qwen3Model& model, const EngineConfig& config);
+  ~Engine();
+
+  // Checks the request (prompt ids, context, cache capacity, sampling values) and queues it.
+  // Thread-safe. The request runs once the engine thread (start()) or step() picks it up.
+  Result<std::shared_ptr<RequestHandle>> submit(GenerateRequest request);
+
+  void start();  // runs step() on the engine thread until stop()
+  void stop();
+  // One engine iteration on the calling thread (tests, or when no thread was started).
+  // Returns false when there was nothing to do.
+  bool step();
+
+  EngineStats stats() const;
+  const Qwen3Model& model() const { return model_; }
+  int64_t max_sequence_tokens() const;
+
+ private:
+  struct Live;
+  Engine(Qwen3Model& model, const EngineConfig& config);
+  void finish(Live& live, FinishReason reason, const std::string& error = {});
+  FinishReason after_sample(Live& live, const SampleResult& r);
+  void wake();
+
+  Qwen3Model& model_;
+  EngineConfig config_;
+  std::unique_ptr<KvStorage> kv_;
+  std::unique_ptr<BlockManager> blocks_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::vector<std::unique_ptr<Live>> live_;
+
+  mutable std::mutex mu_;  // guards inbox_, stats_ and the wake flag
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Live>> inbox_;
+  bool wake_flag_ = false;
+  EngineStats stats_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  int64_t next_id_ = 1;
+};
+
+}  // namespace duet

@@ -1,0 +1,93 @@
+// What a client asks the engine for (token ids and limits; text lives in text/), and the
+// stream of events it gets back. A RequestHandle is shared by the engine thread, which
+// pushes events, and the consumer (an HTTP writer, the CLI), which pops them or cancels.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/sampler.h"
+#include "engine/sampling_params.h"
+
+namespace duet {
+
+struct GenerateRequest {
+  std::vector<int32_t> prompt;
+  SamplingParams sampling;
+  int64_t max_tokens = 256;       // generated tokens (injected budget tokens included)
+  int64_t min_tokens = 0;         // end tokens are banned until this many were generated
+  bool ignore_eos = false;
+  std::vector<int32_t> stop_token_ids;  // besides the model's end tokens
+  // Thinking budget: once this many tokens were generated inside <think>, the engine
+  // appends `budget_closing_tokens` (Qwen's closing phrase and </think>) and lets the
+  // model answer. nullopt: no cap.
+  std::optional<int64_t> thinking_budget;
+  bool starts_in_reasoning = false;  // the prompt leaves the model inside <think>
+  std::vector<int32_t> budget_closing_tokens;
+};
+
+enum class FinishReason { kNone, kStop, kLength, kCancelled, kError };
+const char* finish_reason_name(FinishReason r);
+
+using Clock = std::chrono::steady_clock;
+
+struct TokenEvent {
+  std::vector<int32_t> tokens;  // one sampled token, or the injected budget tokens
+  bool injected = false;        // tokens the engine wrote, not sampled
+  float logprob = 0;
+  std::vector<TokenLogprob> top_logprobs;
+  bool in_reasoning = false;    // the (first) token was generated inside <think>
+  FinishReason finish = FinishReason::kNone;  // set on the last event of a request
+  std::string error;            // with kError
+  Clock::time_point emitted;    // when the engine produced it
+};
+
+// Per-request counts and times, final once the last event was pushed.
+struct RequestStats {
+  int64_t prompt_tokens = 0;
+  int64_t cached_prompt_tokens = 0;  // reused from the prefix cache
+  int64_t generated_tokens = 0;      // sampled plus injected
+  int64_t reasoning_tokens = 0;
+  int64_t preemptions = 0;
+  Clock::time_point submitted, scheduled, first_token, finished;
+};
+
+class RequestHandle {
+ public:
+  // Waits up to `timeout` for the next event; false on timeout.
+  bool pop(TokenEvent& out, std::chrono::milliseconds timeout);
+  bool try_pop(TokenEvent& out);
+  // Stops the generation; the engine frees its KV blocks in its next step and pushes a
+  // final kCancelled event. Safe from any thread, any number of times.
+  void cancel();
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+  bool finished() const;
+  RequestStats stats() const;
+  int64_t id() const { return id_; }
+  // Called by the engine thread after each push (for an async writer to wake up). Set it
+  // before the request is submitted, or under your own synchronisation.
+  std::function<void()> on_event;
+
+ private:
+  friend class Engine;
+  void push(TokenEvent ev);
+
+  int64_t id_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<TokenEvent> events_;
+  bool done_ = false;
+  RequestStats stats_;
+  std::atomic<bool> cancelled_{false};
+  std::function<void()> wake_engine_;
+};
+
+}  // namespace duet

@@ -1,0 +1,261 @@
+// The engine end to end on real (small) models: batching must not change results, the
+// prefix cache must not change results, cancellation frees everything, the thinking
+// budget injects Qwen's closing phrase.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "engine/engine.h"
+#include "forge/forge.h"
+#include "support/test_util.h"
+
+namespace duet {
+namespace {
+
+std::unique_ptr<Qwen3Model> load(const std::string& path) {
+  auto m = Qwen3Model::load(path, make_ref_backend());
+  EXPECT_TRUE(m.is_ok()) << m.message();
+  return std::move(m.value());
+}
+
+std::string forged_model_path() {
+  static const std::string path = [] {
+    const std::string p = ::testing::TempDir() + "/engine_forged.gguf";
+    ForgeOptions o;
+    o.shape.n_layer = 2;
+    o.shape.n_embd = 64;
+    o.shape.n_head = 4;
+    o.shape.n_head_kv = 2;
+    o.shape.head_dim = 16;
+    o.shape.n_ff = 96;
+    o.type = GgmlType::Q8_0;
+    EXPECT_TRUE(forge_model(o, make_byte_vocab(), p).is_ok());
+    return p;
+  }();
+  return path;
+}
+
+EngineConfig small_config(int64_t blocks = 512, int64_t budget = 64) {
+  EngineConfig c;
+  c.kv_blocks = blocks;
+  c.block_size = 16;
+  c.kv_type = GgmlType::F32;
+  c.scheduler.max_batch_tokens = budget;
+  c.scheduler.max_running = 32;
+  return c;
+}
+
+GenerateRequest greedy(std::vector<int32_t> prompt, int64_t max_tokens) {
+  GenerateRequest r;
+  r.prompt = std::move(prompt);
+  r.sampling.temperature = 0;
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+std::vector<int32_t> prompt_of(int n, int salt, int32_t vocab) {
+  std::vector<int32_t> p(n);
+  for (int i = 0; i < n; ++i) p[i] = static_cast<int32_t>((i * 31 + salt * 17 + 5) % (vocab - 10));
+  return p;
+}
+
+// Drains a finished request's events into its generated tokens.
+std::vector<int32_t> tokens_of(RequestHandle& h, FinishReason* reason = nullptr) {
+  std::vector<int32_t> out;
+  TokenEvent ev;
+  while (h.try_pop(ev)) {
+    out.insert(out.end(), ev.tokens.begin(), ev.tokens.end());
+    if (ev.finish != FinishReason::kNone && reason) *reason = ev.finish;
+  }
+  return out;
+}
+
+void run_until_idle(Engine& e) {
+  for (int i = 0; i < 100000 && e.step(); ++i) {
+  }
+}
+
+std::vector<int32_t> run_alone(Qwen3Model& m, const GenerateRequest& r) {
+  auto e = Engine::create(m, small_config());
+  EXPECT_TRUE(e.is_ok());
+  auto h = (*e)->submit(r);
+  EXPECT_TRUE(h.is_ok()) << h.message();
+  run_until_idle(**e);
+  return tokens_of(**h);
+}
+
+class EngineBatching : public ::testing::TestWithParam<std::string> {};
+
+// 16 requests of different prompt lengths, arriving at different steps, in one engine with
+// a small token budget (so prompts are chunked and ride along with others' decoding):
+// every request's greedy tokens equal what it produces alone.
+TEST_P(EngineBatching, ConcurrentGreedyEqualsAlone) {
+  auto model = load(GetParam());
+  const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
+  std::vector<GenerateRequest> reqs;
+  for (int i = 0; i < 16; ++i) reqs.push_back(greedy(prompt_of(3 + i * 11, i, vocab), 12 + i % 5));
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : reqs) alone.push_back(run_alone(*model, r));
+
+  auto e = Engine::create(*model, small_config(512, 48));
+  ASSERT_TRUE(e.is_ok());
+  std::vector<std::shared_ptr<RequestHandle>> handles;
+  for (int i = 0; i < 16; ++i) {
+    auto h = (*e)->submit(reqs[i]);
+    ASSERT_TRUE(h.is_ok());
+    handles.push_back(*h);
+    for (int s = 0; s < i % 3; ++s) (*e)->step();  // staggered arrivals
+  }
+  run_until_idle(**e);
+  for (int i = 0; i < 16; ++i) {
+    FinishReason why = FinishReason::kNone;
+    EXPECT_EQ(tokens_of(*handles[i], &why), alone[i]) << "request " << i;
+    EXPECT_EQ(why, FinishReason::kLength);
+  }
+  const EngineStats s = (*e)->stats();
+  EXPECT_EQ(s.running, 0);
+  EXPECT_EQ(s.kv.used_blocks, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, EngineBatching,
+                         ::testing::Values(test::golden_dir() + "/models/micro-f16.gguf",
+                                           test::golden_dir() + "/models/kq-q4_k_m.gguf",
+                                           forged_model_path()),
+                         [](const auto& info) { return "model" + std::to_string(info.index); });
+
+// A second request sharing a 1,000-token prefix computes only its new tokens and produces
+// the same output as with no cache at all.
+TEST(EnginePrefixCache, SharedPrefixComputedOnceSameOutput) {
+  auto model = load(test::golden_dir() + "/models/micro-f16.gguf");
+  const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
+  const auto prefix = prompt_of(1000, 1, vocab);
+  auto second_prompt = prefix;
+  for (int i = 0; i < 40; ++i) second_prompt.push_back(static_cast<int32_t>(50 + i));
+  const auto expected = run_alone(*model, greedy(second_prompt, 10));
+
+  auto e = Engine::create(*model, small_config(512, 2048));
+  ASSERT_TRUE(e.is_ok());
+  auto first = (*e)->submit(greedy(prefix, 4));
+  run_until_idle(**e);
+  const EngineStats before = (*e)->stats();
+  auto second = (*e)->submit(greedy(second_prompt, 10));
+  run_until_idle(**e);
+  const EngineStats after = (*e)->stats();
+  EXPECT_EQ(tokens_of(**second), expected);
+  const RequestStats rs = (*second)->stats();
+  EXPECT_EQ(rs.cached_prompt_tokens, 992);  // 62 full blocks of 16
+  EXPECT_EQ(after.prompt_tokens - before.prompt_tokens, 1040 - 992);
+  EXPECT_EQ(after.kv.prefix_hits - before.kv.prefix_hits, 62);
+  EXPECT_EQ(after.kv.used_blocks, 0);
+}
+
+TEST(EngineCancel, EveryPhaseReturnsThePoolToIdle) {
+  auto model = load(forged_model_path());
+  const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
+  auto e = Engine::create(*model, small_config(64, 32));
+  ASSERT_TRUE(e.is_ok());
+  auto decoding = *(*e)->submit(greedy(prompt_of(10, 1, vocab), 1000));
+  (*e)->step();
+  (*e)->step();  // decoding now
+  auto prefilling = *(*e)->submit(greedy(prompt_of(200, 2, vocab), 1000));
+  (*e)->step();  // part of its prompt computed (budget 32)
+  auto queued = *(*e)->submit(greedy(prompt_of(20, 3, vocab), 1000));
+  EXPECT_GT((*e)->stats().kv.used_blocks, 0);
+  queued->cancel();
+  prefilling->cancel();
+  decoding->cancel();
+  (*e)->step();
+  for (auto* h : {&queued, &prefilling, &decoding}) {
+    FinishReason why = FinishReason::kNone;
+    tokens_of(**h, &why);
+    EXPECT_EQ(why, FinishReason::kCancelled);
+  }
+  const EngineStats s = (*e)->stats();
+  EXPECT_EQ(s.kv.used_blocks, 0);
+  EXPECT_EQ(s.running, 0);
+  EXPECT_EQ(s.waiting, 0);
+  EXPECT_EQ(s.requests_cancelled, 3);
+  EXPECT_FALSE((*e)->step());
+}
+
+TEST(EngineThinkingBudget, InjectsClosingTokensAtTheCap) {
+  auto model = load(forged_model_path());
+  auto e = Engine::create(*model, small_config());
+  ASSERT_TRUE(e.is_ok());
+  GenerateRequest r = greedy({1, 2, 3, 4}, 30);
+  r.starts_in_reasoning = true;
+  r.thinking_budget = 5;
+  r.budget_closing_tokens = {70, 71, 72, 264};  // stands in for the phrase and </think>
+  auto h = *(*e)->submit(r);
+  run_until_idle(**e);
+  std::vector<TokenEvent> evs;
+  TokenEvent ev;
+  while (h->try_pop(ev)) evs.push_back(ev);
+  ASSERT_GE(evs.size(), 7u);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(evs[i].in_reasoning && !evs[i].injected);
+  EXPECT_TRUE(evs[5].injected);
+  EXPECT_EQ(evs[5].tokens, r.budget_closing_tokens);
+  EXPECT_FALSE(evs[6].in_reasoning);
+  EXPECT_EQ(h->stats().reasoning_tokens, 9);
+  EXPECT_EQ(h->stats().generated_tokens, 30);
+}
+
+TEST(EngineSeeds, SameSeedSameTokensWhateverTheBatch) {
+  auto model = load(forged_model_path());
+  const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
+  GenerateRequest r;
+  r.prompt = prompt_of(9, 4, vocab);
+  r.sampling.temperature = 0.9f;
+  r.sampling.top_p = 0.95f;
+  r.sampling.seed = 1234;
+  r.max_tokens = 20;
+  const auto alone = run_alone(*model, r);
+  auto e = Engine::create(*model, small_config());
+  ASSERT_TRUE(e.is_ok());
+  std::vector<std::shared_ptr<RequestHandle>> others;
+  for (int i = 0; i < 5; ++i) others.push_back(*(*e)->submit(greedy(prompt_of(5 + i, i, vocab), 25)));
+  auto h = *(*e)->submit(r);
+  run_until_idle(**e);
+  EXPECT_EQ(tokens_of(*h), alone);
+}
+
+TEST(EngineLimits, RejectsWhatCannotRun) {
+  auto model = load(forged_model_path());
+  auto e = Engine::create(*model, small_config(8, 64));  // 128 positions of cache
+  ASSERT_TRUE(e.is_ok());
+  auto too_long = (*e)->submit(greedy(std::vector<int32_t>(200, 5), 4));
+  ASSERT_FALSE(too_long.is_ok());
+  EXPECT_NE(too_long.message().find("200 tokens"), std::string::npos) << too_long.message();
+  EXPECT_FALSE((*e)->submit(greedy({}, 4)).is_ok());
+  EXPECT_FALSE((*e)->submit(greedy({1, 99999}, 4)).is_ok());
+  GenerateRequest bad = greedy({1, 2}, 4);
+  bad.sampling.top_p = 2;
+  EXPECT_FALSE((*e)->submit(bad).is_ok());
+  // max_tokens past the cache is clamped: the request ends with "length", not a failure.
+  auto h = *(*e)->submit(greedy(std::vector<int32_t>(100, 5), 1000));
+  run_until_idle(**e);
+  FinishReason why = FinishReason::kNone;
+  const auto toks = tokens_of(*h, &why);
+  EXPECT_EQ(why, FinishReason::kLength);
+  EXPECT_EQ(toks.size(), 28u);
+}
+
+TEST(EngineThread, RunsOnItsOwnThread) {
+  auto model = load(forged_model_path());
+  const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
+  auto e = Engine::create(*model, small_config());
+  ASSERT_TRUE(e.is_ok());
+  (*e)->start();
+  auto h = *(*e)->submit(greedy(prompt_of(12, 9, vocab), 8));
+  int n = 0;
+  TokenEvent ev;
+  while (h->pop(ev, std::chrono::milliseconds(5000))) {
+    n += static_cast<int>(ev.tokens.size());
+    if (ev.finish != FinishReason::kNone) break;
+  }
+  EXPECT_EQ(n, 8);
+  (*e)->stop();
+}
+
+}  // namespace
+}  // namespace duet
