@@ -10,8 +10,12 @@ namespace duet {
 
 Result<std::unique_ptr<KvStorage>> KvStorage::create(const Qwen3Config& cfg, int64_t n_blocks,
                                                      int64_t block_size, GgmlType dtype) {
-  if (dtype != GgmlType::F32 && dtype != GgmlType::F16 && dtype != GgmlType::BF16)
-    return Status::error(std::string("KV cache type must be f32, f16 or bf16, not ") + ggml_type_name(dtype));
+  if (dtype != GgmlType::F32 && dtype != GgmlType::F16 && dtype != GgmlType::BF16 &&
+      dtype != GgmlType::Q8_0)
+    return Status::error(std::string("KV cache type must be f32, f16, bf16 or q8_0, not ") +
+                         ggml_type_name(dtype));
+  if (cfg.kv_width() % ggml_traits(dtype).block_elems != 0)
+    return Status::error("KV rows of this model do not divide into q8_0 blocks");
   if (n_blocks < 1 || block_size < 1) return Status::error("KV cache needs at least one block");
   std::unique_ptr<KvStorage> s(new KvStorage());
   s->n_layer_ = cfg.n_layer;
@@ -52,7 +56,7 @@ void KvStorage::write(int64_t layer, int64_t slot, const float* k_row, const flo
   thread_local std::vector<uint8_t> buf;
   for (int kv = 0; kv < 2; ++kv) {
     buf.clear();
-    // F32/F16/BF16 conversion cannot fail for these types (checked in create()).
+    // Every KV type has a quantizer (checked in create()), so this cannot fail.
     (void)ref::quantize_row(dtype_, kv == 0 ? k_row : v_row, kv_width_, buf);
     std::copy(buf.begin(), buf.end(), layer_base(layer, kv) + static_cast<size_t>(slot) * row_bytes_);
   }

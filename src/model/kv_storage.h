@@ -1,5 +1,6 @@
 // The memory of the paged KV cache: for every layer, K and V blocks of block_size
-// positions × kv_width values, stored as F32, F16 or BF16. Which block belongs to whom is
+// positions × kv_width values, stored as F32, F16, BF16 or Q8_0 (a quarter of F32's size,
+// for long contexts). Which block belongs to whom is
 // the engine's business (kv/block_manager.h); this class only holds and converts rows.
 //
 // The buffer is reserved with mmap and faulted in on first write, so resident memory
