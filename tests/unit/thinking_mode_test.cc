@@ -1,0 +1,344 @@
+// Thinking-mode resolution: precedence, levels and budgets, soft switches, auto, bad values,
+// and the per-mode sampling defaults.
+#include "text/thinking_mode.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace duet {
+namespace {
+
+using nlohmann::json;
+using Src = ThinkingSource;
+constexpr auto kOn = ServerThinkingDefault::kOn;
+constexpr auto kOff = ServerThinkingDefault::kOff;
+constexpr auto kAuto = ServerThinkingDefault::kAuto;
+
+json chat(const std::string& user_text) {
+  return {{"messages", json::array({{{"role", "user"}, {"content", user_text}}})}};
+}
+
+ThinkingDecision resolve_ok(const json& request, ServerThinkingDefault def = kOn) {
+  auto r = resolve_thinking(request, def);
+  EXPECT_TRUE(r.is_ok()) << r.message() << " for " << request.dump();
+  return r.is_ok() ? r.value() : ThinkingDecision{};
+}
+
+std::string resolve_error(const json& request) {
+  auto r = resolve_thinking(request, kOn);
+  EXPECT_FALSE(r.is_ok()) << "accepted " << request.dump();
+  return r.message();
+}
+
+TEST(ThinkingMode, ServerDefaultWhenNothingSaid) {
+  const json req = chat("hello");
+  ThinkingDecision d = resolve_ok(req, kOn);
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.source, Src::kServerDefault);
+  EXPECT_EQ(d.reason, "server default: on");
+  EXPECT_FALSE(d.budget);
+  EXPECT_FALSE(d.hard_disabled);
+  d = resolve_ok(req, kOff);
+  EXPECT_FALSE(d.enabled);
+  EXPECT_EQ(d.source, Src::kServerDefault);
+  EXPECT_FALSE(d.hard_disabled);  // a default is not the request turning it off
+}
+
+TEST(ThinkingMode, PrecedenceFirstPresentWins) {
+  // Each row adds a lower-precedence field that disagrees; the first one still decides.
+  json req = chat("hi /think");
+  req["reasoning_effort"] = "none";
+  EXPECT_EQ(resolve_ok(req).source, Src::kReasoningEffort);
+  EXPECT_FALSE(resolve_ok(req).enabled);
+  req["options"] = {{"thinking_mode", "thinking"}};
+  EXPECT_EQ(resolve_ok(req).source, Src::kOptionsThinkingMode);
+  EXPECT_TRUE(resolve_ok(req).enabled);
+  req["mode"] = "non_thinking";
+  EXPECT_EQ(resolve_ok(req).source, Src::kMode);
+  EXPECT_FALSE(resolve_ok(req).enabled);
+  req["enable_thinking"] = true;
+  EXPECT_EQ(resolve_ok(req).source, Src::kEnableThinking);
+  EXPECT_TRUE(resolve_ok(req).enabled);
+  req["think"] = false;
+  EXPECT_EQ(resolve_ok(req).source, Src::kThink);
+  EXPECT_FALSE(resolve_ok(req).enabled);
+  req["chat_template_kwargs"] = {{"enable_thinking", true}};
+  EXPECT_EQ(resolve_ok(req).source, Src::kChatTemplateKwargs);
+  EXPECT_TRUE(resolve_ok(req).enabled);
+  EXPECT_EQ(resolve_ok(req).reason, "chat_template_kwargs.enable_thinking=true");
+}
+
+TEST(ThinkingMode, NullMeansAbsent) {
+  json req = chat("hi");
+  req["think"] = nullptr;
+  req["reasoning_effort"] = nullptr;
+  req["chat_template_kwargs"] = {{"enable_thinking", nullptr}};
+  req["options"] = nullptr;
+  EXPECT_EQ(resolve_ok(req, kOff).source, Src::kServerDefault);
+}
+
+TEST(ThinkingMode, HardDisabledIgnoresSoftSwitch) {
+  json req = chat("solve this /think");
+  req["chat_template_kwargs"] = {{"enable_thinking", false}};
+  const ThinkingDecision d = resolve_ok(req);
+  EXPECT_FALSE(d.enabled);
+  EXPECT_TRUE(d.hard_disabled);
+  EXPECT_EQ(d.source, Src::kChatTemplateKwargs);
+  for (const char* field : {"think", "enable_thinking"}) {
+    json r = chat("x /think");
+    r[field] = false;
+    EXPECT_TRUE(resolve_ok(r).hard_disabled) << field;
+  }
+  json r = chat("x /think");
+  r["reasoning_effort"] = "minimal";
+  EXPECT_TRUE(resolve_ok(r).hard_disabled);
+  r = chat("x /think");
+  r["mode"] = "non_thinking";
+  EXPECT_TRUE(resolve_ok(r).hard_disabled);
+}
+
+TEST(ThinkingMode, OllamaLevelsAndBudgets) {
+  const struct {
+    json think;
+    std::optional<int> budget;
+  } rows[] = {{true, {}},
+              {"low", kThinkingBudgetLow},
+              {"medium", kThinkingBudgetMedium},
+              {"high", kThinkingBudgetHigh},
+              {"max", {}}};
+  for (const auto& row : rows) {
+    json req = chat("hi");
+    req["think"] = row.think;
+    const ThinkingDecision d = resolve_ok(req, kOff);
+    EXPECT_TRUE(d.enabled) << row.think;
+    EXPECT_EQ(d.source, Src::kThink);
+    EXPECT_EQ(d.budget, row.budget) << row.think;
+  }
+  EXPECT_EQ(kThinkingBudgetLow, 1024);
+  EXPECT_EQ(kThinkingBudgetMedium, 4096);
+  EXPECT_EQ(kThinkingBudgetHigh, 16384);
+  json req = chat("hi");
+  req["think"] = "low";
+  EXPECT_EQ(resolve_ok(req).reason, "think=\"low\", budget 1024");
+}
+
+TEST(ThinkingMode, ReasoningEffort) {
+  const struct {
+    const char* effort;
+    bool on;
+    std::optional<int> budget;
+  } rows[] = {{"none", false, {}},
+              {"minimal", false, {}},
+              {"low", true, 1024},
+              {"medium", true, 4096},
+              {"high", true, 16384}};
+  for (const auto& row : rows) {
+    json req = chat("hi");
+    req["reasoning_effort"] = row.effort;
+    const ThinkingDecision d = resolve_ok(req, kAuto);
+    EXPECT_EQ(d.enabled, row.on) << row.effort;
+    EXPECT_EQ(d.budget, row.budget) << row.effort;
+    EXPECT_EQ(d.source, Src::kReasoningEffort);
+  }
+}
+
+TEST(ThinkingMode, ExplicitBudgetWinsOverLevel) {
+  json req = chat("hi");
+  req["think"] = "high";
+  req["thinking_budget"] = 300;
+  EXPECT_EQ(resolve_ok(req).budget, 300);
+  req.erase("thinking_budget");
+  req["thinking_token_budget"] = 0;  // vLLM: close the think block at once
+  EXPECT_EQ(resolve_ok(req).budget, 0);
+  req["thinking_budget"] = 0;  // both, agreeing
+  EXPECT_EQ(resolve_ok(req).budget, 0);
+  // A budget applies whatever turned thinking on, and never when it is off.
+  json def = chat("hi");
+  def["thinking_budget"] = 2000;
+  EXPECT_EQ(resolve_ok(def, kOn).budget, 2000);
+  EXPECT_FALSE(resolve_ok(def, kOff).budget);
+}
+
+TEST(ThinkingMode, InvalidValuesAreErrors) {
+  auto with = [](const char* field, json value) {
+    json req = chat("hi");
+    req[field] = std::move(value);
+    return req;
+  };
+  EXPECT_NE(resolve_error(with("think", "banana")).find("think must be"), std::string::npos);
+  EXPECT_NE(resolve_error(with("think", 1)).find("think must be"), std::string::npos);
+  EXPECT_NE(resolve_error(with("mode", 7)).find("mode must be"), std::string::npos);
+  EXPECT_NE(resolve_error(with("mode", "fast")).find("mode must be"), std::string::npos);
+  EXPECT_NE(resolve_error(with("enable_thinking", "yes")).find("enable_thinking must be"),
+            std::string::npos);
+  EXPECT_NE(resolve_error(with("reasoning_effort", "ultra")).find("reasoning_effort must be"),
+            std::string::npos);
+  EXPECT_EQ(resolve_error(with("thinking_budget", -1)), "thinking_budget must not be negative");
+  EXPECT_EQ(resolve_error(with("thinking_budget", 10.5)), "thinking_budget must be an integer");
+  EXPECT_EQ(resolve_error(with("thinking_budget", "100")), "thinking_budget must be an integer");
+  EXPECT_EQ(resolve_error(with("thinking_token_budget", 1e18)),
+            "thinking_token_budget must be an integer");
+  EXPECT_EQ(resolve_error(with("thinking_token_budget", uint64_t{1} << 40)),
+            "thinking_token_budget is too large");
+  EXPECT_EQ(resolve_error(with("chat_template_kwargs", "x")),
+            "chat_template_kwargs must be an object");
+  EXPECT_EQ(resolve_error(with("options", json::array())), "options must be an object");
+  json both = with("thinking_budget", 5);
+  both["thinking_token_budget"] = 6;
+  EXPECT_EQ(resolve_error(both), "thinking_budget and thinking_token_budget disagree");
+  // A bad field is an error even when an earlier field decides.
+  json shadowed = with("reasoning_effort", "banana");
+  shadowed["chat_template_kwargs"] = {{"enable_thinking", true}};
+  resolve_error(shadowed);
+  // The message never echoes the value.
+  EXPECT_EQ(resolve_error(with("think", "<script>")).find("<script>"), std::string::npos);
+  EXPECT_FALSE(resolve_thinking(json::array(), kOn).is_ok());
+}
+
+TEST(ThinkingMode, SoftSwitchLatestWins) {
+  json req = {{"messages", json::array({
+                               {{"role", "system"}, {"content", "You are helpful. /no_think"}},
+                               {{"role", "user"}, {"content", "first /think"}},
+                               {{"role", "assistant"}, {"content", "ok /no_think"}},
+                               {{"role", "user"}, {"content", "second"}},
+                           })}};
+  // The assistant's /no_think does not count; the earlier user /think is the latest switch.
+  ThinkingDecision d = resolve_ok(req, kOff);
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.source, Src::kSoftSwitch);
+  EXPECT_EQ(d.reason, "soft switch /think in an earlier user message");
+  EXPECT_FALSE(d.hard_disabled);
+  req["messages"][3]["content"] = "second /think then /no_think";  // last in the text wins
+  d = resolve_ok(req, kOn);
+  EXPECT_FALSE(d.enabled);
+  EXPECT_FALSE(d.hard_disabled);
+  EXPECT_EQ(d.reason, "soft switch /no_think in the latest user message");
+  // Content as an array of parts.
+  req["messages"][3]["content"] = json::array({{{"type", "text"}, {"text", "look"}},
+                                               {{"type", "image_url"}, {"image_url", "x"}},
+                                               {{"type", "text"}, {"text", "/think"}}});
+  EXPECT_TRUE(resolve_ok(req, kOff).enabled);
+  // A system switch alone.
+  json sys = {{"messages", json::array({{{"role", "system"}, {"content", "/no_think"}},
+                                        {{"role", "user"}, {"content", "hi"}}})}};
+  EXPECT_EQ(resolve_ok(sys, kOn).reason, "soft switch /no_think in the system message");
+  // Ollama generate: system + prompt.
+  json gen = {{"prompt", "why? /think"}, {"system", "/no_think"}};
+  EXPECT_TRUE(resolve_ok(gen, kOff).enabled);
+}
+
+TEST(ThinkingMode, SoftSwitchWordBoundaries) {
+  EXPECT_EQ(find_soft_switch("/think"), true);
+  EXPECT_EQ(find_soft_switch("please /no_think."), false);
+  EXPECT_EQ(find_soft_switch("(/think)"), true);
+  EXPECT_EQ(find_soft_switch("多想想/think"), true);
+  EXPECT_EQ(find_soft_switch("/no_think\n/think"), true);
+  EXPECT_EQ(find_soft_switch("/thinking"), std::nullopt);
+  EXPECT_EQ(find_soft_switch("a/think"), std::nullopt);
+  EXPECT_EQ(find_soft_switch("http://x.org/think"), std::nullopt);
+  EXPECT_EQ(find_soft_switch("/think/more"), std::nullopt);
+  EXPECT_EQ(find_soft_switch("/no_thinker"), std::nullopt);
+  EXPECT_EQ(find_soft_switch("/ think"), std::nullopt);
+  EXPECT_EQ(find_soft_switch(""), std::nullopt);
+}
+
+TEST(ThinkingMode, AutoUsesClassifier) {
+  ThinkingDecision d = resolve_ok(chat("Solve 3x + 5 = 20"), kAuto);
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.source, Src::kAuto);
+  EXPECT_EQ(d.reason, "auto: math: equation");
+  d = resolve_ok(chat("thanks!"), kAuto);
+  EXPECT_FALSE(d.enabled);
+  EXPECT_EQ(d.reason, "auto: chat: greeting");
+  EXPECT_FALSE(d.hard_disabled);  // auto choosing "off" is not a hard off
+  // Requested by a field, and named in the reason.
+  json req = chat("你好");
+  req["mode"] = "auto";
+  d = resolve_ok(req, kOn);
+  EXPECT_FALSE(d.enabled);
+  EXPECT_EQ(d.reason, "auto: chat: greeting (mode=\"auto\")");
+  req = chat("证明根号2是无理数");
+  req["options"] = {{"thinking_mode", "auto"}};
+  req["thinking_budget"] = 512;
+  d = resolve_ok(req, kOff);
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.budget, 512);
+  // The latest user message is classified, not an earlier one or the assistant's.
+  json multi = {
+      {"messages", json::array({{{"role", "user"}, {"content", "Prove Fermat's last theorem"}},
+                                {{"role", "assistant"}, {"content", "Here..."}},
+                                {{"role", "user"}, {"content", "thanks!"}}})}};
+  EXPECT_FALSE(resolve_ok(multi, kAuto).enabled);
+}
+
+TEST(ThinkingMode, AutoHonoursSoftSwitchFirst) {
+  ThinkingDecision d = resolve_ok(chat("hello /think"), kAuto);
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.source, Src::kSoftSwitch);
+  json req = chat("Prove that 2+2=4 /no_think");
+  req["mode"] = "auto";
+  d = resolve_ok(req, kOn);
+  EXPECT_FALSE(d.enabled);
+  EXPECT_EQ(d.source, Src::kSoftSwitch);
+  EXPECT_EQ(d.reason, "soft switch /no_think in the latest user message (mode=\"auto\")");
+}
+
+TEST(ThinkingMode, AutoSeesTools) {
+  std::string medium;
+  for (int i = 0; i < 25; ++i) medium += "item ";
+  json req = chat(medium);
+  EXPECT_FALSE(resolve_ok(req, kAuto).enabled);
+  req["tools"] = json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}});
+  EXPECT_TRUE(resolve_ok(req, kAuto).enabled);
+}
+
+TEST(ThinkingMode, SourceNames) {
+  EXPECT_EQ(thinking_source_name(Src::kChatTemplateKwargs), "chat_template_kwargs");
+  EXPECT_EQ(thinking_source_name(Src::kOptionsThinkingMode), "options.thinking_mode");
+  EXPECT_EQ(thinking_source_name(Src::kSoftSwitch), "soft_switch");
+  EXPECT_EQ(thinking_source_name(Src::kServerDefault), "server_default");
+  EXPECT_EQ(thinking_source_name(Src::kAuto), "auto");
+}
+
+TEST(ThinkingMode, ParseServerDefault) {
+  EXPECT_EQ(parse_server_thinking_default("on").value(), kOn);
+  EXPECT_EQ(parse_server_thinking_default("off").value(), kOff);
+  EXPECT_EQ(parse_server_thinking_default("auto").value(), kAuto);
+  EXPECT_FALSE(parse_server_thinking_default("yes").is_ok());
+}
+
+TEST(ThinkingMode, SamplingDefaults) {
+  const SamplingDefaults t = sampling_defaults(true);
+  EXPECT_FLOAT_EQ(t.temperature, 0.6f);
+  EXPECT_FLOAT_EQ(t.top_p, 0.95f);
+  EXPECT_EQ(t.top_k, 20);
+  EXPECT_FLOAT_EQ(t.min_p, 0.0f);
+  const SamplingDefaults n = sampling_defaults(false);
+  EXPECT_FLOAT_EQ(n.temperature, 0.7f);
+  EXPECT_FLOAT_EQ(n.top_p, 0.8f);
+  EXPECT_EQ(n.top_k, 20);
+  EXPECT_FLOAT_EQ(n.min_p, 0.0f);
+
+  SamplingParams p;
+  p.temperature = 0.0f;  // set by the request (even to 0): kept
+  p.top_k = 5;
+  apply_sampling_defaults(p, true);
+  EXPECT_FLOAT_EQ(*p.temperature, 0.0f);
+  EXPECT_EQ(*p.top_k, 5);
+  EXPECT_FLOAT_EQ(*p.top_p, 0.95f);
+  EXPECT_FLOAT_EQ(*p.min_p, 0.0f);
+  SamplingParams q;
+  apply_sampling_defaults(q, false);
+  EXPECT_FLOAT_EQ(*q.temperature, 0.7f);
+  EXPECT_FLOAT_EQ(*q.top_p, 0.8f);
+}
+
+TEST(ThinkingMode, BudgetClosingText) {
+  EXPECT_EQ(kThinkingBudgetClosingText,
+            "\n\nConsidering the limited time by the user, I have to give the solution based on "
+            "the thinking directly now.\n</think>\n\n");
+}
+
+}  // namespace
+}  // namespace duet
