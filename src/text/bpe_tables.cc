@@ -1,0 +1,78 @@
+#include "text/bpe_tables.h"
+
+#include "text/unicode.h"
+
+namespace duet {
+namespace {
+
+// byte -> code point of its spelling. Every code point is below 0x144.
+constexpr std::array<uint16_t, 256> make_byte_code_points() {
+  std::array<uint16_t, 256> t{};
+  int n = 0;
+  for (int b = 0; b < 256; ++b) {
+    const bool itself = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    t[b] = static_cast<uint16_t>(itself ? b : 256 + n++);
+  }
+  return t;
+}
+constexpr std::array<uint16_t, 256> kByteCodePoints = make_byte_code_points();
+
+constexpr size_t kAlphabetEnd = 0x144;
+constexpr std::array<int16_t, kAlphabetEnd> make_code_point_bytes() {
+  std::array<int16_t, kAlphabetEnd> t{};
+  for (auto& x : t) x = -1;
+  for (int b = 0; b < 256; ++b) t[kByteCodePoints[b]] = static_cast<int16_t>(b);
+  return t;
+}
+constexpr std::array<int16_t, kAlphabetEnd> kCodePointBytes = make_code_point_bytes();
+
+}  // namespace
+
+std::string byte_level_spelling(uint8_t b) {
+  std::string s;
+  append_utf8(&s, kByteCodePoints[b]);
+  return s;
+}
+
+int byte_of_code_point(uint32_t cp) { return cp < kAlphabetEnd ? kCodePointBytes[cp] : -1; }
+
+MergeTable::MergeTable(size_t n_merges) {
+  size_t capacity = 16;
+  int bits = 4;
+  while (capacity < 2 * n_merges) capacity *= 2, ++bits;
+  slots_.assign(capacity, Entry{kEmpty, 0, 0});
+  mask_ = capacity - 1;
+  shift_ = 64 - bits;
+}
+
+void MergeTable::insert(int32_t left, int32_t right, int32_t rank, int32_t merged) {
+  const uint64_t key = pack(left, right);
+  for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
+    Entry& e = slots_[i];
+    if (e.key == key) return;
+    if (e.key == kEmpty) {
+      e = Entry{key, rank, merged};
+      return;
+    }
+  }
+}
+
+bool PieceCache::get(std::string_view piece, std::vector<int32_t>* out) const {
+  if (piece.size() > kMaxPieceBytes) return false;
+  const Shard& shard = shards_[shard_of(Hash{}(piece))];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  auto it = shard.map.find(piece);
+  if (it == shard.map.end()) return false;
+  out->insert(out->end(), it->second.begin(), it->second.end());
+  return true;
+}
+
+void PieceCache::put(std::string_view piece, std::span<const int32_t> ids) {
+  if (piece.size() > kMaxPieceBytes) return;
+  Shard& shard = shards_[shard_of(Hash{}(piece))];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  if (shard.map.size() >= kMaxEntriesPerShard) shard.map.clear();
+  shard.map.emplace(std::string(piece), std::vector<int32_t>(ids.begin(), ids.end()));
+}
+
+}  // namespace duet
