@@ -1,0 +1,83 @@
+// A fixed pool of worker threads for the data-parallel loops of one forward pass.
+//
+// The pool is created once; every parallel_for reuses the same threads. Work is handed out
+// through an atomic task counter, and a new job is announced by bumping a generation
+// counter that idle workers spin on, so that the dozens of matmuls of one decode step cost
+// no thread creation and no sleep/wake round trip. A worker that has seen no job for a few
+// milliseconds goes to sleep on a condition variable, so an idle server uses no CPU; only
+// the first job after such a pause pays the wake-up.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace duet {
+
+class ThreadPool {
+ public:
+  // `n_threads` counts the calling thread, which works too: a pool of N starts N − 1
+  // workers. 0 means std::thread::hardware_concurrency().
+  explicit ThreadPool(int n_threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Threads that execute tasks, the caller included.
+  int size() const { return n_threads_; }
+
+  // Calls fn(task, thread) once for every task in [0, n_tasks) and returns when all have
+  // finished. `thread` in [0, size()) names the executing thread (the caller is 0), so a
+  // task may use per-thread scratch indexed by it. fn must not throw.
+  //
+  // Calls from different threads are serialised. A call made from inside a task of the
+  // same pool (nested use) runs all its tasks inline on that thread, passing the outer
+  // task's thread index — safe, but without parallelism.
+  template <typename Fn>
+  void parallel_for(int64_t n_tasks, Fn&& fn) {
+    using F = std::remove_reference_t<Fn>;
+    run(
+        n_tasks, [](void* ctx, int64_t task, int thread) { (*static_cast<F*>(ctx))(task, thread); },
+        const_cast<void*>(static_cast<const void*>(&fn)));
+  }
+
+ private:
+  using TaskFn = void (*)(void* ctx, int64_t task, int thread);
+
+  void run(int64_t n_tasks, TaskFn fn, void* ctx);
+  void worker_main(int thread);
+  // Claims and runs tasks of the current job until none are left.
+  void drain(int thread);
+  // Joins job `generation` if it is still open; false when it is over.
+  bool try_join(uint64_t generation);
+  // Returns the first generation different from `seen`: spin, then yield, then sleep.
+  uint64_t wait_for_job(uint64_t seen);
+
+  int n_threads_;
+  std::vector<std::thread> workers_;
+
+  std::mutex submit_mu_;  // one job at a time
+
+  // The current job, written by the submitter before it bumps generation_.
+  TaskFn job_fn_ = nullptr;
+  void* job_ctx_ = nullptr;
+  int64_t job_tasks_ = 0;
+  std::atomic<int64_t> next_task_{0};
+  // (generation << 32) | open bit | number of workers inside the job. A worker joins only
+  // an open job of the generation it woke for; the submitter waits for the joined workers
+  // alone and then closes the job, so a worker that was descheduled never delays a step.
+  std::atomic<uint64_t> job_state_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+
+  // Sleeping workers; the submitter takes the mutex only when sleepers_ > 0.
+  std::mutex sleep_mu_;
+  std::condition_variable sleep_cv_;
+  std::atomic<int> sleepers_{0};
+};
+
+}  // namespace duet
