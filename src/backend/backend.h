@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gguf/ggml_type.h"
+#include "kernels/cpu/cpu_isa.h"
 
 namespace duet {
 
@@ -72,5 +73,14 @@ class Backend {
 
 // The plain scalar backend (kernels/ref): the correctness oracle.
 std::unique_ptr<Backend> make_ref_backend();
+
+class ThreadPool;
+
+// The fast CPU backend (kernels/cpu): SIMD kernels for this CPU (best_cpu_isa()), work
+// spread over `pool`, which must outlive the backend. Attention is still the reference
+// kernel. Like every backend it is driven by one thread at a time.
+std::unique_ptr<Backend> make_cpu_backend(ThreadPool& pool);
+// The same on a chosen ISA path (tests, benchmarks). Precondition: cpu_isa_supported(isa).
+std::unique_ptr<Backend> make_cpu_backend(ThreadPool& pool, CpuIsa isa);
 
 }  // namespace duet

@@ -1,0 +1,138 @@
+// The fast CPU backend: the kernels/cpu table of one ISA path, with the work of each call
+// spread over a thread pool. Attention stays the reference kernel for now (a paged
+// attention kernel is being written separately).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/backend.h"
+#include "base/thread_pool.h"
+#include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/ref/ops.h"
+
+namespace duet {
+namespace {
+
+// Element-wise work below this many floats runs on the calling thread: waking the pool
+// costs more than it saves.
+constexpr int64_t kParallelElems = 1 << 16;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(ThreadPool& pool, CpuIsa isa) : pool_(pool), k_(cpu::cpu_kernels(isa)) {}
+
+  std::string name() const override { return std::string("cpu-") + cpu_isa_name(k_.isa); }
+
+  void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) override {
+    if (!cpu::matmul_supports(w.type)) {  // no fast kernel: stay correct
+      ref::matmul(w.type, w.data, w.rows, w.cols, w.row_bytes, x, n_tokens, y);
+      return;
+    }
+    cpu::MatmulArgs a;
+    a.type = w.type;
+    a.w = w.data;
+    a.rows = w.rows;
+    a.cols = w.cols;
+    a.row_bytes = w.row_bytes;
+    a.x = x;
+    a.n_tokens = n_tokens;
+    a.y = y;
+    cpu::matmul(k_, pool_, scratch_, a);
+  }
+
+  // A few rows per forward pass: decoding them is noise next to the matmuls.
+  void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) override {
+    ref::get_rows(table.type, table.data, table.cols, table.row_bytes, ids, n, out);
+  }
+
+  void rmsnorm(const float* x, const float* w, int64_t rows, int64_t dim, float eps,
+               float* y) override {
+    const int64_t per_task = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(dim, 1));
+    pool_.parallel_for(ceil_div(rows, per_task), [&](int64_t task, int) {
+      const int64_t r0 = task * per_task, n = std::min(per_task, rows - r0);
+      k_.rmsnorm(x + r0 * dim, w, n, dim, eps, y + r0 * dim);
+    });
+  }
+
+  void rope_neox(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
+                 const int32_t* positions, const double* inv_freq, double mscale) override {
+    const int64_t half = head_dim / 2;
+    update_rope_table(n_tokens, half, positions, inv_freq, mscale);
+    const int64_t per_task =
+        std::max<int64_t>(1, kParallelElems / std::max<int64_t>(n_heads * head_dim, 1));
+    pool_.parallel_for(ceil_div(n_tokens, per_task), [&](int64_t task, int) {
+      const int64_t t0 = task * per_task, t1 = std::min(n_tokens, t0 + per_task);
+      for (int64_t t = t0; t < t1; ++t)
+        k_.rope_rotate(x + t * n_heads * head_dim, n_heads, head_dim, rope_cos_.data() + t * half,
+                       rope_sin_.data() + t * half);
+    });
+  }
+
+  void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
+                 const int32_t* positions, int64_t n_tokens, const AttentionShape& s,
+                 float* out) override {
+    ref::attention(q, k, v, kv_stride, positions, n_tokens, s.n_head, s.n_head_kv, s.head_dim,
+                   s.scale, out);
+  }
+
+  void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
+    pool_.parallel_for(ceil_div(n, kParallelElems), [&](int64_t task, int) {
+      const int64_t i0 = task * kParallelElems;
+      k_.swiglu(gate + i0, up + i0, std::min(kParallelElems, n - i0), out + i0);
+    });
+  }
+
+  void add_inplace(float* x, const float* y, int64_t n) override {
+    pool_.parallel_for(ceil_div(n, kParallelElems), [&](int64_t task, int) {
+      const int64_t i0 = task * kParallelElems;
+      k_.add_inplace(x + i0, y + i0, std::min(kParallelElems, n - i0));
+    });
+  }
+
+ private:
+  // cos/sin of every (token, frequency) of the call, scaled by mscale. A forward pass
+  // rotates q and k of every layer at the same positions, so the table is rebuilt only when
+  // the positions or frequencies change. The angles are computed in double as in ref.
+  void update_rope_table(int64_t n_tokens, int64_t half, const int32_t* positions,
+                         const double* inv_freq, double mscale) {
+    const bool same = rope_mscale_ == mscale && rope_freq_.size() == static_cast<size_t>(half) &&
+                      std::equal(rope_freq_.begin(), rope_freq_.end(), inv_freq) &&
+                      rope_pos_.size() == static_cast<size_t>(n_tokens) &&
+                      std::equal(rope_pos_.begin(), rope_pos_.end(), positions);
+    if (same) return;
+    rope_mscale_ = mscale;
+    rope_freq_.assign(inv_freq, inv_freq + half);
+    rope_pos_.assign(positions, positions + n_tokens);
+    rope_cos_.resize(static_cast<size_t>(n_tokens * half));
+    rope_sin_.resize(rope_cos_.size());
+    for (int64_t t = 0; t < n_tokens; ++t)
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle = static_cast<double>(positions[t]) * inv_freq[i];
+        rope_cos_[t * half + i] = static_cast<float>(std::cos(angle) * mscale);
+        rope_sin_[t * half + i] = static_cast<float>(std::sin(angle) * mscale);
+      }
+  }
+
+  ThreadPool& pool_;
+  const cpu::CpuKernels& k_;
+  cpu::MatmulScratch scratch_;
+  double rope_mscale_ = 0;
+  std::vector<double> rope_freq_;
+  std::vector<int32_t> rope_pos_;
+  std::vector<float> rope_cos_, rope_sin_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(ThreadPool& pool) {
+  return make_cpu_backend(pool, best_cpu_isa());
+}
+
+std::unique_ptr<Backend> make_cpu_backend(ThreadPool& pool, CpuIsa isa) {
+  return std::make_unique<CpuBackend>(pool, isa);
+}
+
+}  // namespace duet

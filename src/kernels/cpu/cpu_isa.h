@@ -1,0 +1,29 @@
+// The instruction-set paths of the fast CPU kernels, and which of them this CPU runs.
+// The binary is built for baseline x86-64; ISA-specific code lives in *_avx2.cc and
+// *_avx512.cc files compiled with their own flags and is only called after the check here.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace duet {
+
+enum class CpuIsa {
+  kScalar,      // portable C++, any CPU
+  kAvx2,        // AVX2 + FMA + F16C: maddubs integer dots, 8-wide FMA
+  kAvx512,      // AVX-512 F/BW/VL + VNNI: VPDPBUSD / VPDPWSSD integer dots, 16-wide FMA
+  kAvx512Bf16,  // kAvx512 plus AVX512_BF16: VDPBF16PS for BF16 weights
+};
+
+const char* cpu_isa_name(CpuIsa isa);
+std::optional<CpuIsa> cpu_isa_from_name(std::string_view name);
+
+// Whether this CPU (and OS) can run the path.
+bool cpu_isa_supported(CpuIsa isa);
+// The fastest supported path; detected once.
+CpuIsa best_cpu_isa();
+// Every supported path, slowest first.
+std::vector<CpuIsa> supported_cpu_isas();
+
+}  // namespace duet

@@ -1,0 +1,73 @@
+#include "kernels/cpu/kernel_table.h"
+
+#include <cassert>
+
+namespace duet::cpu {
+namespace {
+
+CpuKernels build(CpuIsa isa) {
+  CpuKernels k;
+  fill_scalar_kernels(k);
+  if (isa == CpuIsa::kAvx2) {
+    fill_avx2_quant_kernels(k);
+    fill_avx2_float_kernels(k);
+    fill_avx2_elementwise_kernels(k);
+  }
+  if (isa == CpuIsa::kAvx512 || isa == CpuIsa::kAvx512Bf16) {
+    // The element-wise ops are a small share of the time: the AVX2 versions serve here too.
+    fill_avx2_elementwise_kernels(k);
+    fill_avx512_quant_kernels(k);
+    fill_avx512_float_kernels(k, /*bf16_dot=*/isa == CpuIsa::kAvx512Bf16);
+  }
+  k.isa = isa;
+  return k;
+}
+
+}  // namespace
+
+const WeightKernels* CpuKernels::for_type(GgmlType type) const {
+  switch (type) {
+    case GgmlType::F32:
+      return &f32;
+    case GgmlType::F16:
+      return &f16;
+    case GgmlType::BF16:
+      return &bf16;
+    case GgmlType::Q8_0:
+      return &q8_0;
+    case GgmlType::Q4_0:
+      return &q4_0;
+    case GgmlType::Q4_K:
+      return &q4_k;
+    case GgmlType::Q5_K:
+      return &q5_k;
+    case GgmlType::Q6_K:
+      return &q6_k;
+    default:
+      return nullptr;
+  }
+}
+
+ConvertRowFn CpuKernels::converter(ActFormat f) const {
+  switch (f) {
+    case ActFormat::kQ8x32:
+      return to_q8x32;
+    case ActFormat::kQ8x256:
+      return to_q8x256;
+    case ActFormat::kBf16:
+      return to_bf16;
+    case ActFormat::kF32:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+const CpuKernels& cpu_kernels(CpuIsa isa) {
+  assert(cpu_isa_supported(isa));
+  // Built on first use and never changed afterwards.
+  static const CpuKernels tables[] = {build(CpuIsa::kScalar), build(CpuIsa::kAvx2),
+                                      build(CpuIsa::kAvx512), build(CpuIsa::kAvx512Bf16)};
+  return tables[static_cast<int>(isa)];
+}
+
+}  // namespace duet::cpu

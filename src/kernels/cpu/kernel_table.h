@@ -1,0 +1,63 @@
+// The fast CPU kernels of one ISA path, as a table of function pointers chosen once.
+// Each *_avx2.cc / *_avx512.cc file fills its part of a table; nothing in them runs
+// unless cpu_isa_supported() said yes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gguf/ggml_type.h"
+#include "kernels/cpu/act_format.h"
+#include "kernels/cpu/cpu_isa.h"
+
+namespace duet::cpu {
+
+// A register-blocked matmul tile: for r < nr, t < nt (both 1..kTileMax)
+//   y[t·ldy + r] = Σ_c W[r][c] · X[t][c]
+// W row r at w + r·w_stride (the stored weight format), X row t at x + t·x_stride (the
+// activation format of the weight type). Each output's arithmetic is the same whatever
+// nr and nt are, so results do not depend on how a matmul was tiled.
+constexpr int kTileMax = 4;
+using MatmulTileFn = void (*)(const uint8_t* w, size_t w_stride, int nr, const uint8_t* x,
+                              size_t x_stride, int nt, int64_t cols, float* y, int64_t ldy);
+
+// Converts one row of cols floats into an activation format (see act_format.h).
+using ConvertRowFn = void (*)(const float* x, int64_t cols, uint8_t* out);
+
+struct WeightKernels {
+  ActFormat act = ActFormat::kF32;
+  MatmulTileFn tile = nullptr;
+};
+
+struct CpuKernels {
+  CpuIsa isa = CpuIsa::kScalar;
+  WeightKernels f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k;
+  ConvertRowFn to_q8x32 = nullptr, to_q8x256 = nullptr, to_bf16 = nullptr;
+
+  // Element-wise ops, same contracts as the ref:: versions in kernels/ref/ops.h.
+  void (*rmsnorm)(const float* x, const float* w, int64_t rows, int64_t dim, float eps,
+                  float* y) = nullptr;
+  void (*swiglu)(const float* gate, const float* up, int64_t n, float* out) = nullptr;
+  void (*add_inplace)(float* x, const float* y, int64_t n) = nullptr;
+  // NEOX rotation of one token's heads: element i and i + head_dim/2 of every head turn by
+  // the angle whose (already mscale-scaled) cosine and sine are cos[i], sin[i].
+  void (*rope_rotate)(float* x, int64_t n_heads, int64_t head_dim, const float* cos,
+                      const float* sin) = nullptr;
+
+  // Kernels for a weight type; nullptr when the type has none.
+  const WeightKernels* for_type(GgmlType type) const;
+  ConvertRowFn converter(ActFormat f) const;
+};
+
+// The table of a path. Precondition: cpu_isa_supported(isa).
+const CpuKernels& cpu_kernels(CpuIsa isa);
+
+// Per-file fillers (each defined in the file of its ISA).
+void fill_scalar_kernels(CpuKernels& k);
+void fill_avx2_quant_kernels(CpuKernels& k);
+void fill_avx2_float_kernels(CpuKernels& k);
+void fill_avx2_elementwise_kernels(CpuKernels& k);
+void fill_avx512_quant_kernels(CpuKernels& k);
+void fill_avx512_float_kernels(CpuKernels& k, bool bf16_dot);
+
+}  // namespace duet::cpu

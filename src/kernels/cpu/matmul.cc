@@ -1,0 +1,110 @@
+#include "kernels/cpu/matmul.h"
+
+#include <algorithm>
+#include <cassert>
+#include <new>
+
+namespace duet::cpu {
+namespace {
+
+constexpr std::align_val_t kAlign{64};
+
+// Rows per task are a multiple of this, so that for T = 1 two tasks never write the same
+// 64-byte line of y.
+constexpr int64_t kRowQuantum = 16;
+// Tokens per prefill task: a task's activations (64 × ≤ 10 KB rows) stay in L2 while it
+// walks its weight rows four at a time.
+constexpr int64_t kPrefillTokens = 64;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+uint8_t* MatmulScratch::get(size_t bytes) {
+  if (bytes > size_) {
+    buf_.reset(static_cast<uint8_t*>(::operator new(bytes, kAlign)));
+    size_ = bytes;
+  }
+  return buf_.get();
+}
+
+void MatmulScratch::Free::operator()(uint8_t* p) const { ::operator delete(p, kAlign); }
+
+bool matmul_supports(GgmlType type) {
+  switch (type) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ActFormat matmul_act_format(const CpuKernels& k, GgmlType type) {
+  const WeightKernels* wk = k.for_type(type);
+  assert(wk != nullptr);
+  return wk->act;
+}
+
+void convert_activations(const CpuKernels& k, ActFormat format, const float* x, int64_t n_tokens,
+                         int64_t cols, uint8_t* out) {
+  const ConvertRowFn convert = k.converter(format);
+  assert(convert != nullptr);
+  const size_t stride = act_row_bytes(format, cols);
+  for (int64_t t = 0; t < n_tokens; ++t) convert(x + t * cols, cols, out + t * stride);
+}
+
+void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& a) {
+  const WeightKernels* wk = k.for_type(a.type);
+  assert(wk != nullptr && wk->tile != nullptr);
+  const int64_t T = a.n_tokens, rows = a.rows, cols = a.cols;
+  if (T <= 0 || rows <= 0) return;
+
+  // 1. Activations, converted once (in parallel over tokens for a long prompt).
+  const uint8_t* xa = reinterpret_cast<const uint8_t*>(a.x);
+  size_t xs = static_cast<size_t>(cols) * 4;
+  if (wk->act != ActFormat::kF32) {
+    xs = act_row_bytes(wk->act, cols);
+    uint8_t* buf = scratch.get(xs * static_cast<size_t>(T));
+    constexpr int64_t kTokensPerTask = 16;
+    pool.parallel_for(ceil_div(T, kTokensPerTask), [&](int64_t task, int) {
+      const int64_t t0 = task * kTokensPerTask;
+      const int64_t n = std::min(kTokensPerTask, T - t0);
+      convert_activations(k, wk->act, a.x + t0 * cols, n, cols, buf + t0 * xs);
+    });
+    xa = buf;
+  }
+
+  // 2. Tasks of row_block rows × token_block tokens, enough of them to keep every thread
+  // busy to the end (tasks are claimed dynamically).
+  const int64_t token_block = T <= kTileMax ? T : std::min(T, kPrefillTokens);
+  const int64_t n_token_blocks = ceil_div(T, token_block);
+  const int64_t want_tasks = 8 * static_cast<int64_t>(pool.size());
+  const int64_t max_rows = T <= kTileMax ? 256 : 64;
+  int64_t row_block = ceil_div(rows, std::max<int64_t>(1, ceil_div(want_tasks, n_token_blocks)));
+  row_block = std::clamp(ceil_div(row_block, kRowQuantum) * kRowQuantum, kRowQuantum, max_rows);
+  const int64_t n_row_blocks = ceil_div(rows, row_block);
+
+  const MatmulTileFn tile = wk->tile;
+  pool.parallel_for(n_row_blocks * n_token_blocks, [&](int64_t task, int) {
+    const int64_t r0 = (task % n_row_blocks) * row_block;
+    const int64_t t0 = (task / n_row_blocks) * token_block;
+    const int64_t r1 = std::min(rows, r0 + row_block), t1 = std::min(T, t0 + token_block);
+    for (int64_t r = r0; r < r1; r += kTileMax) {
+      const int nr = static_cast<int>(std::min<int64_t>(kTileMax, r1 - r));
+      for (int64_t t = t0; t < t1; t += kTileMax) {
+        const int nt = static_cast<int>(std::min<int64_t>(kTileMax, t1 - t));
+        tile(a.w + r * a.row_bytes, a.row_bytes, nr, xa + t * xs, xs, nt, cols, a.y + t * rows + r,
+             rows);
+      }
+    }
+  });
+}
+
+}  // namespace duet::cpu

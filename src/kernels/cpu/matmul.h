@@ -1,0 +1,59 @@
+// The fast CPU matmul: y[T × rows] = x[T × cols] · Wᵀ for W stored as F32, F16, BF16, Q8_0,
+// Q4_0, Q4_K, Q5_K or Q6_K.
+//
+// The activations are converted once per call into the format the weight type's kernel
+// reads (8-bit blocks for quantized weights, bf16 for BF16 on AVX512_BF16, floats
+// otherwise). The output is then cut into tasks of (rows × tokens) for the thread pool:
+// whole row ranges when T is small (decode reads each weight once, so the split only has
+// to balance memory traffic), row × token tiles when T is large (prefill: each weight
+// block loaded into registers serves up to four tokens, and a task's weights stay in cache
+// while it walks its tokens).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "base/thread_pool.h"
+#include "gguf/ggml_type.h"
+#include "kernels/cpu/kernel_table.h"
+
+namespace duet::cpu {
+
+struct MatmulArgs {
+  GgmlType type = GgmlType::F32;
+  const uint8_t* w = nullptr;  // rows × cols in `type`, row r at w + r · row_bytes
+  int64_t rows = 0;
+  int64_t cols = 0;
+  size_t row_bytes = 0;
+  const float* x = nullptr;  // n_tokens × cols
+  int64_t n_tokens = 0;
+  float* y = nullptr;  // n_tokens × rows
+};
+
+// Reusable 64-byte-aligned memory for the converted activations.
+class MatmulScratch {
+ public:
+  uint8_t* get(size_t bytes);
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, Free> buf_;
+  size_t size_ = 0;
+};
+
+// Whether `type` has fast kernels (every type ggml_traits marks computable).
+bool matmul_supports(GgmlType type);
+
+// Preconditions: matmul_supports(a.type); a.cols a multiple of the type's block size.
+void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& a);
+
+// The activation rows a matmul of this type reads (exposed for tests): converts
+// n_tokens rows of x into `out` (n_tokens · act_row_bytes(format, cols) bytes).
+ActFormat matmul_act_format(const CpuKernels& k, GgmlType type);
+void convert_activations(const CpuKernels& k, ActFormat format, const float* x, int64_t n_tokens,
+                         int64_t cols, uint8_t* out);
+
+}  // namespace duet::cpu

@@ -1,0 +1,465 @@
+// The fast CPU kernels (kernels/cpu) against the scalar reference (kernels/ref), once per
+// ISA path (paths this CPU lacks are skipped), over shapes that are not multiples of any
+// vector width, with weights and activations at misaligned addresses and padded rows.
+//
+// Tolerances are derived, per output, from the data:
+//  * A quantized-activation kernel computes Σ w_i·x̂_i exactly in integers per block and
+//    then in float, where x̂ is the activation it actually read (a_i·d_b, or bf16(x_i)).
+//    Against the exact Σ w_i·x̂_i (double, over ref-decoded weights) its error is float
+//    rounding only: each term is rounded at most twice and summed in chains of at most
+//    cols/8 + 32 steps (lanes of 8 or 16, a final lane reduction, the offset terms), so
+//      |y − Σ w_i x̂_i| ≤ (cols/8 + 32)·u·Σ_i |x̂_i|·(|w_i| + 2|z_i|),   u = 2^-24,
+//    where z_i is the weight's value at code 0 (the offset a kernel subtracts: 128·d for
+//    Q8_0, 8·d for Q4_0, dmin·m for Q4_K/Q5_K, 32·d·sc for Q6_K); the term covers the
+//    cancellation between the shifted sum and the offset, and ref's own float decoding.
+//  * Against ref::matmul on the original x, add what the activation rounding can move:
+//    Σ_i |w_i|·e_i with e_i = d_b·(1/2 + 2^-13) for 8-bit blocks (round to nearest, plus
+//    float rounding of x·(127/amax) and of d), e_i = 2^-8·|x_i| for bf16 (8 significant
+//    bits), 0 for float activations; plus u·|y_ref| for ref's final rounding.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "base/half.h"
+#include "base/thread_pool.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/ref/dequantize.h"
+#include "kernels/ref/ops.h"
+#include "kernels/ref/quant_blocks.h"
+
+namespace duet::cpu {
+namespace {
+
+constexpr double kU = 1.0 / (1 << 24);
+const CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16};
+
+std::string isa_param_name(CpuIsa isa) { return cpu_isa_name(isa); }
+
+// Normal values with a few 8× outliers, so block scales differ from block to block.
+std::vector<float> random_activations(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> pick(0, 49);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng) * (pick(rng) == 0 ? 8.0f : 1.0f);
+  return v;
+}
+
+// A weight matrix stored like a GGUF tensor, but at an odd address and with padding
+// between rows (row_bytes > the natural size), filled with garbage a kernel must not read.
+struct TestWeights {
+  GgmlType type;
+  int64_t rows, cols;
+  size_t row_bytes;
+  std::vector<uint8_t> storage;
+  size_t offset;
+  const uint8_t* data() const { return storage.data() + offset; }
+  const uint8_t* row(int64_t r) const { return data() + r * row_bytes; }
+};
+
+// Offsets of the fp16 scales inside a block; every other byte is a free code byte.
+struct ScaleFields {
+  int d, dmin;  // -1: absent
+};
+ScaleFields scale_fields(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+      return {0, -1};
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+      return {0, 2};
+    case GgmlType::Q6_K:
+      return {static_cast<int>(offsetof(BlockQ6_K, d)), -1};
+    default:
+      return {-1, -1};
+  }
+}
+
+TestWeights make_weights(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
+  const auto& tr = ggml_traits(type);
+  const bool blocks = tr.block_elems > 1;
+  // Keep element alignment for plain types (ref reads them through typed pointers).
+  const size_t pad = blocks ? 7 : static_cast<size_t>(tr.block_bytes) * 3;
+  const size_t offset = blocks ? 1 : static_cast<size_t>(tr.block_bytes);
+  TestWeights w{type, rows, cols, ggml_row_bytes(type, cols) + pad, {}, offset};
+  w.storage.assign(offset + rows * w.row_bytes, 0xA5);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 0.1f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> log_scale(-10.0f, -6.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* p = w.storage.data() + offset + r * w.row_bytes;
+    if (!blocks) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const float v = normal(rng);
+        const uint16_t h = type == GgmlType::F16 ? float_to_fp16(v) : float_to_bf16(v);
+        if (type == GgmlType::F32)
+          std::memcpy(p + 4 * c, &v, 4);
+        else
+          std::memcpy(p + 2 * c, &h, 2);
+      }
+      continue;
+    }
+    // Random bytes are valid codes and scales for every block format; only the fp16
+    // super-scales get sane magnitudes (and random signs, which the formats allow).
+    const size_t bytes = ggml_row_bytes(type, cols);
+    for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(byte(rng));
+    const ScaleFields f = scale_fields(type);
+    for (size_t b = 0; b < bytes / tr.block_bytes; ++b) {
+      for (int at : {f.d, f.dmin}) {
+        if (at < 0) continue;
+        const float s = std::exp2(log_scale(rng)) * (byte(rng) & 1 ? -1.0f : 1.0f);
+        const uint16_t h = float_to_fp16(s);
+        std::memcpy(p + b * tr.block_bytes + at, &h, 2);
+      }
+    }
+  }
+  return w;
+}
+
+std::vector<float> decode(const TestWeights& w) {
+  std::vector<float> out(static_cast<size_t>(w.rows * w.cols));
+  for (int64_t r = 0; r < w.rows; ++r)
+    ref::dequantize_row(w.type, w.row(r), out.data() + r * w.cols, w.cols);
+  return out;
+}
+
+// The bytes of a block that hold codes (not scales), and the code a kernel treats as zero:
+// 0x80 (= −128) for Q8_0, which the VNNI path shifts by 128; 0 for the others.
+struct CodeBytes {
+  size_t begin, end;
+  uint8_t zero;
+};
+CodeBytes code_bytes(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q8_0:
+      return {offsetof(BlockQ8_0, qs), sizeof(BlockQ8_0), 0x80};
+    case GgmlType::Q4_0:
+      return {offsetof(BlockQ4_0, qs), sizeof(BlockQ4_0), 0};
+    case GgmlType::Q4_K:
+      return {offsetof(BlockQ4_K, qs), sizeof(BlockQ4_K), 0};
+    case GgmlType::Q5_K:
+      return {offsetof(BlockQ5_K, qh), sizeof(BlockQ5_K), 0};
+    case GgmlType::Q6_K:
+      return {offsetof(BlockQ6_K, ql), offsetof(BlockQ6_K, scales), 0};
+    default:
+      return {0, 0, 0};
+  }
+}
+
+// |value at code 0| of every weight (the offset z_i of the header comment): each row
+// decoded with its code bytes set to the zero code.
+std::vector<float> zero_points(const TestWeights& w) {
+  std::vector<float> out(static_cast<size_t>(w.rows * w.cols), 0.0f);
+  const auto& tr = ggml_traits(w.type);
+  if (tr.block_elems == 1) return out;
+  const CodeBytes codes = code_bytes(w.type);
+  std::vector<uint8_t> row(ggml_row_bytes(w.type, w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    std::memcpy(row.data(), w.row(r), row.size());
+    for (size_t b = 0; b < row.size() / tr.block_bytes; ++b)
+      std::memset(row.data() + b * tr.block_bytes + codes.begin, codes.zero,
+                  codes.end - codes.begin);
+    ref::dequantize_row(w.type, row.data(), out.data() + r * w.cols, w.cols);
+  }
+  for (float& v : out) v = std::fabs(v);
+  return out;
+}
+
+// What the kernel reads instead of x, as exact reals (x̂), and a bound on |x − x̂|.
+struct EffectiveActivations {
+  std::vector<double> value, error_bound;
+};
+EffectiveActivations effective(const CpuKernels& k, GgmlType type, const std::vector<float>& x,
+                               int64_t T, int64_t cols) {
+  EffectiveActivations e{std::vector<double>(x.begin(), x.end()), std::vector<double>(x.size(), 0)};
+  const ActFormat f = matmul_act_format(k, type);
+  if (f == ActFormat::kF32) return e;
+  const size_t stride = act_row_bytes(f, cols);
+  std::vector<uint8_t> buf(stride * T + 64);
+  uint8_t* base = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  convert_activations(k, f, x.data(), T, cols, base);
+  for (int64_t t = 0; t < T; ++t) {
+    const uint8_t* row = base + t * stride;
+    for (int64_t c = 0; c < cols; ++c) {
+      const size_t i = static_cast<size_t>(t * cols + c);
+      if (f == ActFormat::kBf16) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * c, 2);
+        e.value[i] = bf16_to_float(h);
+        e.error_bound[i] = std::ldexp(std::fabs(x[i]), -8);
+        continue;
+      }
+      const bool k32 = f == ActFormat::kQ8x32;
+      const int8_t* qs = k32 ? q8x32_row(row, cols).qs : q8x256_row(row, cols).qs;
+      const float d = k32 ? q8x32_row(row, cols).d[c / 32] : q8x256_row(row, cols).d[c / 256];
+      e.value[i] = static_cast<double>(d) * qs[c];
+      e.error_bound[i] = d * (0.5 + std::ldexp(1.0, -13));
+    }
+  }
+  return e;
+}
+
+struct MatmulCase {
+  CpuIsa isa;
+  GgmlType type;
+};
+
+class CpuMatmul : public ::testing::TestWithParam<MatmulCase> {
+ protected:
+  void SetUp() override {
+    if (!cpu_isa_supported(GetParam().isa)) GTEST_SKIP() << "CPU lacks this path";
+  }
+};
+
+std::vector<float> run_matmul(const CpuKernels& k, ThreadPool& pool, const TestWeights& w,
+                              int64_t rows, const float* x, int64_t T) {
+  std::vector<float> y(static_cast<size_t>(T * rows), NAN);
+  MatmulScratch scratch;
+  MatmulArgs a{w.type, w.data(), rows, w.cols, w.row_bytes, x, T, y.data()};
+  matmul(k, pool, scratch, a);
+  return y;
+}
+
+constexpr int64_t kMaxRows = 37, kMaxTokens = 9;
+
+// One column count: the full 37 × 9 problem against its bounds, then every (or a sample of)
+// smaller problems (first rows, first tokens), which must give bit-identical outputs: the
+// arithmetic of an output never depends on tiling, threads or batch size.
+void check_cols(const CpuKernels& k, GgmlType type, int64_t cols, bool every_shape) {
+  SCOPED_TRACE(std::string(ggml_type_name(type)) + " cols=" + std::to_string(cols));
+  const TestWeights w = make_weights(type, kMaxRows, cols, static_cast<uint32_t>(cols * 31 + 7));
+  const std::vector<float> wf = decode(w), z = zero_points(w);
+  // x at an address that is 4 mod 64 (floats cannot be less aligned than 4).
+  std::vector<float> xbuf(kMaxTokens * cols + 32);
+  float* x = xbuf.data() + (16 - reinterpret_cast<uintptr_t>(xbuf.data()) / 4 % 16) % 16 + 1;
+  const std::vector<float> xv = random_activations(kMaxTokens * cols, static_cast<uint32_t>(cols));
+  std::copy(xv.begin(), xv.end(), x);
+
+  std::vector<float> y_ref(kMaxTokens * kMaxRows);
+  ref::matmul(type, w.data(), kMaxRows, cols, w.row_bytes, x, kMaxTokens, y_ref.data());
+  const EffectiveActivations xe = effective(k, type, xv, kMaxTokens, cols);
+
+  ThreadPool pool3(3), pool1(1);
+  const std::vector<float> y = run_matmul(k, pool3, w, kMaxRows, x, kMaxTokens);
+  const double gamma = (static_cast<double>(cols) / 8 + 32) * kU;
+  for (int64_t t = 0; t < kMaxTokens; ++t)
+    for (int64_t r = 0; r < kMaxRows; ++r) {
+      double exact = 0, magnitude = 0, act_err = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        const double wi = wf[r * cols + c], xi = xe.value[t * cols + c];
+        exact += wi * xi;
+        magnitude += std::fabs(xi) * (std::fabs(wi) + 2.0 * z[r * cols + c]);
+        act_err += std::fabs(wi) * xe.error_bound[t * cols + c];
+      }
+      const double got = y[t * kMaxRows + r], want_ref = y_ref[t * kMaxRows + r];
+      ASSERT_LE(std::fabs(got - exact), gamma * magnitude)
+          << "vs exact on the kernel's activations, t=" << t << " r=" << r;
+      ASSERT_LE(std::fabs(got - want_ref), gamma * magnitude + act_err + kU * std::fabs(want_ref))
+          << "vs ref::matmul, t=" << t << " r=" << r;
+    }
+
+  EXPECT_EQ(run_matmul(k, pool1, w, kMaxRows, x, kMaxTokens), y) << "1 thread vs 3 threads";
+  for (int64_t rows = 1; rows <= kMaxRows; ++rows) {
+    for (int64_t T = 1; T <= kMaxTokens; ++T) {
+      if (!every_shape && !(rows % 4 == 1 && (T == 1 || T == 4 || T == 5 || T == 9))) continue;
+      const std::vector<float> part = run_matmul(k, pool3, w, rows, x, T);
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_EQ(part[t * rows + r], y[t * kMaxRows + r])
+              << "rows=" << rows << " T=" << T << " t=" << t << " r=" << r;
+    }
+  }
+}
+
+TEST_P(CpuMatmul, MatchesReferenceWithinDerivedBounds) {
+  const CpuKernels& k = cpu_kernels(GetParam().isa);
+  const GgmlType type = GetParam().type;
+  std::vector<int64_t> cols;
+  switch (ggml_traits(type).block_elems) {
+    case 1:  // plain types: tails of every length below the vector widths
+      cols = {1, 7, 16, 33, 100, 257};
+      break;
+    case 32:  // 1, 3, 17 (a 16-block chunk + 1) and 31 blocks (odd pair count)
+      cols = {32, 96, 544, 992};
+      break;
+    default:  // 1, 3 and 5 super-blocks
+      cols = {256, 768, 1280};
+  }
+  for (size_t i = 0; i < cols.size(); ++i) check_cols(k, type, cols[i], /*every_shape=*/i < 2);
+}
+
+std::vector<MatmulCase> all_matmul_cases() {
+  std::vector<MatmulCase> out;
+  for (CpuIsa isa : kAllIsas)
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
+                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+      out.push_back({isa, t});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPaths, CpuMatmul, ::testing::ValuesIn(all_matmul_cases()),
+                         [](const auto& info) {
+                           return isa_param_name(info.param.isa) + "_" +
+                                  ggml_type_name(info.param.type);
+                         });
+
+// ---- activation conversion ----
+
+class CpuIsaTest : public ::testing::TestWithParam<CpuIsa> {
+ protected:
+  void SetUp() override {
+    if (!cpu_isa_supported(GetParam())) GTEST_SKIP() << "CPU lacks this path";
+  }
+};
+
+// Every path quantizes to the same bytes as the scalar definition, and x̂ is within
+// d/2·(1 + 2^-12) of x (see the header comment).
+TEST_P(CpuIsaTest, ActivationQuantizersMatchScalarBytes) {
+  const CpuKernels& k = cpu_kernels(GetParam());
+  const CpuKernels& scalar = cpu_kernels(CpuIsa::kScalar);
+  for (ActFormat f : {ActFormat::kQ8x32, ActFormat::kQ8x256}) {
+    for (int64_t cols : {256, 768}) {
+      std::vector<float> x = random_activations(3 * cols, static_cast<uint32_t>(cols));
+      std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: d = 0, no NaN
+      const size_t stride = act_row_bytes(f, cols);
+      std::vector<uint8_t> got(3 * stride, 0), want(3 * stride, 0);
+      convert_activations(k, f, x.data(), 3, cols, got.data());
+      convert_activations(scalar, f, x.data(), 3, cols, want.data());
+      EXPECT_EQ(got, want) << "format " << static_cast<int>(f) << " cols " << cols;
+      for (int64_t t = 0; t < 3; ++t) {
+        const uint8_t* row = want.data() + t * stride;
+        for (int64_t c = 0; c < cols; ++c) {
+          const bool k32 = f == ActFormat::kQ8x32;
+          const float d = k32 ? q8x32_row(row, cols).d[c / 32] : q8x256_row(row, cols).d[c / 256];
+          const int8_t q = k32 ? q8x32_row(row, cols).qs[c] : q8x256_row(row, cols).qs[c];
+          ASSERT_LE(std::fabs(x[t * cols + c] - double(d) * q), d * (0.5 + std::ldexp(1.0, -13)));
+        }
+      }
+    }
+  }
+}
+
+TEST_P(CpuIsaTest, Bf16ConversionRoundsToNearestEven) {
+  const CpuKernels& k = cpu_kernels(GetParam());
+  if (k.to_bf16 == nullptr) GTEST_SKIP() << "this path reads float activations for BF16";
+  for (int64_t cols : {1, 15, 16, 17, 100}) {
+    const std::vector<float> x = random_activations(cols, 5);
+    std::vector<uint16_t> out(cols + 1, 0xBEEF);
+    k.to_bf16(x.data(), cols, reinterpret_cast<uint8_t*>(out.data()));
+    for (int64_t c = 0; c < cols; ++c) EXPECT_EQ(out[c], float_to_bf16(x[c])) << c;
+    EXPECT_EQ(out[cols], 0xBEEF) << "wrote past the row";
+  }
+}
+
+// ---- element-wise ops, through the backend (which splits large calls over the pool) ----
+
+std::vector<float> random_uniform(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// The fast RMSNorm does ref's operations except for the order of the double sum of squares,
+// which moves 1/rms by a few 2^-53 and can flip the rounding of float(x·inv) by one ulp;
+// the product with w can flip once more: |Δ| ≤ 2·2^-23·|y|.
+TEST_P(CpuIsaTest, RmsnormMatchesReference) {
+  ThreadPool pool(3);
+  auto be = make_cpu_backend(pool, GetParam());
+  for (int64_t dim : {1, 7, 8, 37, 128, 1000}) {
+    for (int64_t rows : {1, 3, 200}) {
+      const std::vector<float> x = random_activations(rows * dim, static_cast<uint32_t>(dim));
+      const std::vector<float> w = random_uniform(dim, 3, 0.5f, 1.5f);
+      std::vector<float> want(x.size()), got(x.size());
+      ref::rmsnorm(x.data(), w.data(), rows, dim, 1e-6f, want.data());
+      be->rmsnorm(x.data(), w.data(), rows, dim, 1e-6f, got.data());
+      for (size_t i = 0; i < x.size(); ++i)
+        ASSERT_LE(std::fabs(got[i] - want[i]), std::ldexp(std::fabs(want[i]), -22))
+            << "dim " << dim << " rows " << rows << " i " << i;
+      std::vector<float> in_place = x;
+      be->rmsnorm(in_place.data(), w.data(), rows, dim, 1e-6f, in_place.data());
+      EXPECT_EQ(in_place, got) << "y aliasing x";
+    }
+  }
+}
+
+// silu(g)·up with a float e^x: Taylor truncation < 2^-27, about ten float roundings in the
+// polynomial and the 2^n scaling, and ln2 split into two floats (its residual error, times
+// |n| <= 127, moves e^x by < 2^-19 relative); then 1 + e, the division and ·up round once
+// each: < 2^-18 relative. Beyond |g| = 87 e^−g is clamped, which only matters where
+// silu(g) ≈ g·e^g < 1e-35.
+TEST_P(CpuIsaTest, SwigluMatchesReference) {
+  ThreadPool pool(3);
+  auto be = make_cpu_backend(pool, GetParam());
+  for (int64_t n : {1, 7, 8, 9, 100, 70001}) {
+    std::vector<float> g = random_uniform(n, 11, -20.0f, 20.0f);
+    const std::vector<float> up = random_uniform(n, 12, -2.0f, 2.0f);
+    const float specials[] = {0.0f, -0.0f, 87.0f, -87.0f, 88.5f, -88.5f, 200.0f, -200.0f, 1e-30f};
+    for (size_t i = 0; i < std::size(specials) && i < g.size(); ++i) g[i] = specials[i];
+    std::vector<float> want(n), got(n);
+    ref::swiglu(g.data(), up.data(), n, want.data());
+    be->swiglu(g.data(), up.data(), n, got.data());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_LE(std::fabs(got[i] - want[i]),
+                std::ldexp(std::fabs(want[i]), -18) + 1e-35 * std::fabs(up[i]))
+          << "n " << n << " g " << g[i];
+  }
+}
+
+TEST_P(CpuIsaTest, AddIsExact) {
+  ThreadPool pool(3);
+  auto be = make_cpu_backend(pool, GetParam());
+  for (int64_t n : {1, 7, 9, 70001}) {
+    std::vector<float> x = random_activations(n, 1), want = x;
+    const std::vector<float> y = random_activations(n, 2);
+    ref::add_inplace(want.data(), y.data(), n);
+    be->add_inplace(x.data(), y.data(), n);
+    EXPECT_EQ(x, want);
+  }
+}
+
+// cos and sin are rounded to float (u·mscale each) and the rotation is done in float (two
+// roundings) where ref rounds once from double: |Δ| ≤ 6u·mscale·(|x0| + |x1|).
+TEST_P(CpuIsaTest, RopeMatchesReference) {
+  ThreadPool pool(3);
+  auto be = make_cpu_backend(pool, GetParam());
+  const int64_t heads = 3;
+  const std::vector<int32_t> pos_a = {0, 1, 5, 700, 40000}, pos_b = {3, 4, 5, 6, 7};
+  for (int64_t head_dim : {2, 16, 18, 64, 128}) {
+    std::vector<double> inv_freq(head_dim / 2);
+    for (int64_t i = 0; i < head_dim / 2; ++i)
+      inv_freq[i] = std::pow(1e6, -2.0 * i / static_cast<double>(head_dim));
+    for (double mscale : {1.0, 1.1386}) {
+      // a, b, a again: the backend's cached cos/sin table must follow the positions.
+      for (const auto* pos : {&pos_a, &pos_b, &pos_a}) {
+        const int64_t T = static_cast<int64_t>(pos->size());
+        const std::vector<float> x = random_activations(T * heads * head_dim, 9);
+        std::vector<float> want = x, got = x;
+        ref::rope_neox(want.data(), T, heads, head_dim, pos->data(), inv_freq.data(), mscale);
+        be->rope_neox(got.data(), T, heads, head_dim, pos->data(), inv_freq.data(), mscale);
+        const int64_t half = head_dim / 2;
+        for (int64_t i = 0; i < T * heads * head_dim; ++i) {
+          const int64_t j = i % head_dim, pair = j < half ? i + half : i - half;
+          const double bound = 6 * kU * mscale * (std::fabs(x[i]) + std::fabs(x[pair]));
+          ASSERT_LE(std::fabs(got[i] - want[i]), bound) << "head_dim " << head_dim << " i " << i;
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPaths, CpuIsaTest, ::testing::ValuesIn(kAllIsas),
+                         [](const auto& info) { return isa_param_name(info.param); });
+
+}  // namespace
+}  // namespace duet::cpu
