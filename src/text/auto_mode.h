@@ -10,7 +10,8 @@
 //   5. logic puzzles (liars, syllogisms, riddles) → think
 //   6. multi-step reasoning (step by step, analyse, compare, plan, design; or two weaker cues
 //      such as why / explain / how would / difference; several questions at once) → think
-//   7. chit-chat (greetings, thanks, small talk), short creative requests, short factual
+//   7. in a short message (under 15 words, or about 22 Chinese characters): chit-chat
+//      (greetings, thanks, small talk), creative requests (a poem, a joke, a name), factual
 //      look-ups ("what is the capital of", "是谁") → no think
 //   8. otherwise by length: long requests (≥ 40 words, or ≥ 60 Chinese characters) think;
 //      with tools offered the bar is lower (20 words / 30 characters), since tool use needs

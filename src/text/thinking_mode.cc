@@ -203,9 +203,10 @@ Conversation read_conversation(const json& request) {
   if (latest_user >= 0) c.latest_user_text = turns[latest_user].text;
   for (int i = 0; i < static_cast<int>(turns.size()); ++i) {
     const Turn& t = turns[i];
-    if (t.role != "user" && t.role != "system") continue;
+    // "developer" is OpenAI's newer name for the system turn.
+    if (t.role != "user" && t.role != "system" && t.role != "developer") continue;
     if (const auto on = find_soft_switch(t.text)) {
-      std::string where = t.role == "system" ? "the system message"
+      std::string where = t.role != "user"   ? "the " + t.role + " message"
                           : i == latest_user ? "the latest user message"
                                              : "an earlier user message";
       c.soft_switch = SoftSwitch{*on, std::move(where)};

@@ -4,8 +4,8 @@
 // A request's mode is resolved once, from the first of these that is present:
 //   1. chat_template_kwargs.enable_thinking           (vLLM, SGLang, llama.cpp)
 //   2. think (Ollama), enable_thinking, mode, options.thinking_mode, reasoning_effort (OpenAI)
-//   3. the soft switches /think and /no_think in the user and system messages (Qwen3's rule:
-//      the most recent one wins)
+//   3. the soft switches /think and /no_think in the user and system (or developer) messages
+//      (Qwen3's rule: the most recent one wins)
 //   4. the server default (--think on|off|auto)
 // "auto" — from a request field or from the default — looks at a soft switch first (an explicit
 // /think is the user saying which) and otherwise asks the classifier in auto_mode.h.

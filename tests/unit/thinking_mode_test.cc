@@ -223,6 +223,10 @@ TEST(ThinkingMode, SoftSwitchLatestWins) {
   json sys = {{"messages", json::array({{{"role", "system"}, {"content", "/no_think"}},
                                         {{"role", "user"}, {"content", "hi"}}})}};
   EXPECT_EQ(resolve_ok(sys, kOn).reason, "soft switch /no_think in the system message");
+  json dev = {{"messages", json::array({{{"role", "developer"}, {"content", "/no_think"}},
+                                        {{"role", "user"}, {"content", "hi"}},
+                                        {{"role", "tool"}, {"content", "/think"}}})}};
+  EXPECT_EQ(resolve_ok(dev, kOn).reason, "soft switch /no_think in the developer message");
   // Ollama generate: system + prompt.
   json gen = {{"prompt", "why? /think"}, {"system", "/no_think"}};
   EXPECT_TRUE(resolve_ok(gen, kOff).enabled);
