@@ -1,10 +1,11 @@
-// duet logits -m FILE --tokens 1,2,3 --out F
+// duet logits -m FILE --tokens 1,2,3 --out F [--backend cpu|ref] [-t N]
 // Raw little-endian float32 logits, one row of n_vocab values per position.
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "cli/commands.h"
 #include "model/qwen3_model.h"
 
@@ -17,6 +18,8 @@ struct LogitsArgs {
   std::string out;
   double yarn_factor = 0;
   int64_t yarn_original_ctx = 0;
+  std::string backend = "cpu";
+  int threads = 0;  // 0: every hardware thread
 };
 
 Result<std::vector<int32_t>> parse_token_list(const std::string& s) {
@@ -43,7 +46,10 @@ int run_logits(const LogitsArgs& a) {
   ModelLoadOptions opts;
   opts.yarn_factor = a.yarn_factor;
   opts.yarn_original_ctx = a.yarn_original_ctx;
-  auto model = Qwen3Model::load(a.model, make_ref_backend(), opts);
+  if (a.threads < 0 || a.threads > 1024) return fail("--threads must be in [0, 1024]");
+  ThreadPool pool(a.backend == "cpu" ? a.threads : 1);  // outlives the model's backend
+  auto model = Qwen3Model::load(
+      a.model, a.backend == "cpu" ? make_cpu_backend(pool) : make_ref_backend(), opts);
   if (!model) return fail("cannot load " + a.model + ": " + model.message());
   SequenceKv kv = (*model)->new_sequence();
   std::vector<float> logits;
@@ -66,6 +72,9 @@ void add_logits_command(CLI::App& app, Action* run) {
   cmd->add_option("--out", args->out, "output file")->required();
   cmd->add_option("--rope-scale", args->yarn_factor, "turn on YaRN with this factor (e.g. 4)");
   cmd->add_option("--yarn-orig-ctx", args->yarn_original_ctx, "YaRN original context (default: from the file)");
+  cmd->add_option("--backend", args->backend, "cpu (SIMD kernels, default) or ref (scalar oracle)")
+      ->check(CLI::IsMember({"cpu", "ref"}));
+  cmd->add_option("-t,--threads", args->threads, "threads for the cpu backend (default: all)");
   cmd->callback([run, args] { *run = [args] { return run_logits(*args); }; });
 }
 
