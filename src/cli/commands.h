@@ -12,6 +12,7 @@ using Action = std::function<int()>;
 void add_logits_command(CLI::App& app, Action* run);
 void add_info_command(CLI::App& app, Action* run);
 void add_forge_command(CLI::App& app, Action* run);
+void add_serve_command(CLI::App& app, Action* run);
 void add_tokenize_command(CLI::App& app, Action* run);
 
 // Prints "duet: <message>" to stderr and returns the exit code for bad input.

@@ -1,0 +1,155 @@
+#include "api/prompt_builder.h"
+
+#include <algorithm>
+
+namespace duet {
+namespace {
+
+// A private-use character, spelled in UTF-8, that occurs nowhere in `haystack`.
+std::string pick_marker(std::string_view haystack) {
+  for (uint32_t cp = 0xE000; cp < 0xF8FF; ++cp) {
+    std::string m;
+    m += static_cast<char>(0xE0 | (cp >> 12));
+    m += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    m += static_cast<char>(0x80 | (cp & 0x3F));
+    if (haystack.find(m) == std::string_view::npos) return m;
+  }
+  return {};  // 6,399 private-use characters all present: cannot happen within the body limit
+}
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+    s.replace(pos, from.size(), to);
+}
+
+// Replaces "<|" by the marker in every string inside `v` (values, not keys).
+void mark_strings(Json& v, std::string_view marker) {
+  if (v.is_string()) {
+    replace_all(v.get_ref<std::string&>(), "<|", marker);
+  } else if (v.is_array() || v.is_object()) {
+    for (auto& child : v) mark_strings(child, marker);
+  }
+}
+
+Status check_ids(const std::vector<int64_t>& ids, int64_t n_vocab, const char* what) {
+  for (int64_t id : ids)
+    if (id < 0 || id >= n_vocab)
+      return Status::error(std::string(what) + " contains token id " + std::to_string(id) +
+                           ", outside the vocabulary [0, " + std::to_string(n_vocab) + ")");
+  return Status::ok();
+}
+
+// True when the last assistant turn of the prompt has an unclosed <think>.
+bool ends_inside_think(const std::vector<int32_t>& ids, const PromptContext& c) {
+  if (c.think_open < 0) return false;
+  for (size_t i = ids.size(); i-- > 0;) {
+    if (ids[i] == c.think_close || ids[i] == c.im_start) return false;
+    if (ids[i] == c.think_open) return true;
+  }
+  return false;
+}
+
+Result<std::vector<int32_t>> render_chat(const ApiRequest& r, const PromptContext& c) {
+  if (c.chat_template == nullptr) return Status::error("this model has no chat template");
+  Json messages = r.messages;
+  std::string prefill;
+  if (r.continue_final_message) {
+    if (messages.size() < 2)
+      return Status::error("a final assistant message to continue needs a message before it");
+    prefill = messages.back()["content"].get<std::string>();
+    messages.erase(messages.size() - 1);
+  }
+  const std::string marker =
+      pick_marker(messages.dump(-1, ' ', false, Json::error_handler_t::replace) + prefill +
+                  c.chat_template->source() +
+                  (r.tools.is_null() ? std::string() : r.tools.dump()));
+  mark_strings(messages, marker);
+  replace_all(prefill, "<|", marker);
+
+  ChatTemplateOptions options;
+  options.add_generation_prompt = true;
+  options.enable_thinking = r.mode.thinking;
+  options.extra_kwargs = r.template_kwargs;
+  options.extra_kwargs.erase("enable_thinking");  // the resolved mode decides it
+  auto text = c.chat_template->render(messages, r.tools, options);
+  if (!text) return text.status().with_context("rendering the chat template");
+  std::string rendered = std::move(text.value());
+  rendered += prefill;
+  return tokenize_marked_prompt(*c.tokenizer, rendered, marker);
+}
+
+}  // namespace
+
+std::vector<int32_t> tokenize_marked_prompt(const Tokenizer& tokenizer, std::string_view marked,
+                                            std::string_view marker) {
+  std::vector<int32_t> ids;
+  const std::vector<int32_t> opener = tokenizer.encode_user("<|");
+  size_t pos = 0;
+  bool after_marker = false;
+  while (true) {
+    const size_t next = marker.empty() ? std::string_view::npos : marked.find(marker, pos);
+    const std::string_view part =
+        marked.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos);
+    if (after_marker) ids.insert(ids.end(), opener.begin(), opener.end());
+    const std::vector<int32_t> t = tokenizer.encode_template(part);
+    ids.insert(ids.end(), t.begin(), t.end());
+    if (next == std::string_view::npos) break;
+    pos = next + marker.size();
+    after_marker = true;
+  }
+  return ids;
+}
+
+Result<PreparedRequest> prepare_request(const ApiRequest& r, const PromptContext& c) {
+  PreparedRequest p;
+  GenerateRequest& g = p.gen;
+  // 1. The prompt's ids.
+  if (r.prompt_ids) {
+    DUET_TRY(check_ids(*r.prompt_ids, c.n_vocab, "prompt"));
+    g.prompt.assign(r.prompt_ids->begin(), r.prompt_ids->end());
+  } else if (r.raw_prompt) {
+    // A raw prompt is the client's whole prompt, control tokens included (as Hugging Face's
+    // tokenizer.encode and vLLM's completions treat it).
+    g.prompt = c.tokenizer->encode_template(r.prompt);
+  } else {
+    DUET_ASSIGN(ids, render_chat(r, c));
+    g.prompt = std::move(ids);
+  }
+  if (g.prompt.empty()) return Status::error("the prompt is empty");
+  const int64_t n_prompt = static_cast<int64_t>(g.prompt.size());
+  if (n_prompt >= c.max_context)
+    return Status::error("the prompt has " + std::to_string(n_prompt) +
+                         " tokens, but this server's context holds " +
+                         std::to_string(c.max_context) + " tokens (prompt and output together)");
+
+  // 2. Thinking: the templated prompt decides whether the model may think.
+  p.thinking = !r.raw_prompt && r.mode.thinking;
+  p.prompt_opened_think = ends_inside_think(g.prompt, c);
+  g.starts_in_reasoning = p.prompt_opened_think;
+  if (p.thinking && r.mode.budget) {
+    g.thinking_budget = *r.mode.budget;
+    g.budget_closing_tokens = c.tokenizer->encode_template(budget_closing_text());
+  }
+
+  // 3. Sampling: what the client left unset follows Qwen3's advice for the mode (raw OpenAI
+  // completions keep the API's defaults, temperature 1 and top_p 1).
+  g.sampling = r.sampling;
+  if (!(r.raw_prompt && r.dialect == Dialect::kOpenAI)) {
+    const ModeSampling d = mode_sampling_defaults(r.mode.thinking);
+    if (!r.has_temperature) g.sampling.temperature = d.temperature;
+    if (!r.has_top_p) g.sampling.top_p = d.top_p;
+    if (!r.has_top_k) g.sampling.top_k = d.top_k;
+    if (!r.has_min_p) g.sampling.min_p = d.min_p;
+  }
+  DUET_TRY(validate(g.sampling, c.n_vocab));
+
+  // 4. Limits and stop ids.
+  DUET_TRY(check_ids(r.stop_token_ids, c.n_vocab, "stop_token_ids"));
+  g.stop_token_ids.assign(r.stop_token_ids.begin(), r.stop_token_ids.end());
+  g.max_tokens = std::min(r.max_tokens.value_or(c.max_context), c.max_context - n_prompt);
+  g.min_tokens = std::min(r.min_tokens, g.max_tokens);
+  g.ignore_eos = r.ignore_eos;
+  return p;
+}
+
+}  // namespace duet

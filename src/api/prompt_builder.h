@@ -1,0 +1,45 @@
+// ApiRequest → the engine's GenerateRequest: renders the chat template (with the mode's
+// enable_thinking), tokenizes, checks ids and the context, fills the sampling defaults of
+// the mode the request runs in, and sets up the thinking budget.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "api/request_model.h"
+#include "engine/request.h"
+#include "text/bpe_tokenizer.h"
+#include "text/chat_template.h"
+
+namespace duet {
+
+// What the builder needs to know about the served model.
+struct PromptContext {
+  const Tokenizer* tokenizer = nullptr;
+  const ChatTemplate* chat_template = nullptr;
+  int64_t n_vocab = 0;
+  int64_t max_context = 0;  // tokens one sequence may hold on this server
+  int32_t im_start = -1, think_open = -1, think_close = -1;
+};
+
+struct PreparedRequest {
+  GenerateRequest gen;
+  // The prompt leaves the model inside <think> (a prefill that opens it): the output starts
+  // as reasoning.
+  bool prompt_opened_think = false;
+  // The prompt lets the model think (a thinking-mode chat prompt); false for non-thinking
+  // prompts, which end with an empty think block.
+  bool thinking = false;
+};
+
+// Errors are the client's (400): a template that cannot render these messages, ids outside
+// the vocabulary, a prompt longer than the context (with the token counts), ...
+Result<PreparedRequest> prepare_request(const ApiRequest& request, const PromptContext& context);
+
+// Tokenizes a rendered chat prompt so that text which came from the messages can never
+// become a control token, while the template's own <|im_start|>/<|im_end|> do. `marked` is
+// the rendered text in which every "<|" that came from a message was replaced by `marker`.
+std::vector<int32_t> tokenize_marked_prompt(const Tokenizer& tokenizer, std::string_view marked,
+                                            std::string_view marker);
+
+}  // namespace duet

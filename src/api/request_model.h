@@ -1,0 +1,104 @@
+// One internal request model for both dialects. The OpenAI and Ollama adapters
+// (openai_request.cc, ollama_request.cc) validate a body into an ApiRequest; the prompt
+// builder turns it into the engine's GenerateRequest; the response formatters turn the
+// output back into the dialect's JSON. Nothing below this layer sees JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/errors.h"
+#include "api/json_util.h"
+#include "api/mode.h"
+#include "engine/sampling_params.h"
+
+namespace duet {
+
+enum class Endpoint {
+  kChat,        // messages, rendered with the chat template
+  kCompletion,  // a prompt: raw text (OpenAI /v1/completions, Ollama raw) or templated (Ollama)
+};
+
+// How reasoning reaches the client.
+enum class ReasoningOutput {
+  kSeparate,  // reasoning_content + reasoning (OpenAI), thinking (Ollama)
+  kRaw,       // inline in the content as <think>…</think> (reasoning_format "raw" / "none")
+  kDrop,      // not sent at all (include_reasoning: false)
+};
+
+struct ApiRequest {
+  Dialect dialect = Dialect::kOpenAI;
+  Endpoint endpoint = Endpoint::kChat;
+  std::string model;  // as the client named it; "" when absent
+  bool stream = false;
+  bool include_usage = false;  // OpenAI stream_options.include_usage
+
+  // The prompt.
+  Json messages = Json::array();  // chat: normalised for the template (content is a string)
+  bool continue_final_message = false;  // the last message is an assistant prefill
+  std::string prompt;                   // completion text
+  std::optional<std::vector<int64_t>> prompt_ids;  // OpenAI completions given token ids
+  std::string system;                   // Ollama generate's system prompt
+  bool raw_prompt = false;              // no chat template (OpenAI completions, Ollama raw)
+  Json tools;                           // null or an array of {"type":"function",...}
+  Json template_kwargs = Json::object();  // chat_template_kwargs
+
+  // Sampling and limits. Fields the client left out get the mode's defaults later.
+  SamplingParams sampling;
+  bool has_temperature = false, has_top_p = false, has_top_k = false, has_min_p = false;
+  std::optional<int64_t> max_tokens;  // unset: as many as the context allows
+  int64_t min_tokens = 0;
+  bool ignore_eos = false;
+  std::vector<int64_t> stop_token_ids;   // checked against the vocabulary later
+  std::vector<std::string> stop;         // stop strings (on the answer's text)
+
+  // Output.
+  bool skip_special_tokens = true;
+  ReasoningOutput reasoning = ReasoningOutput::kSeparate;
+  bool parse_tool_calls = true;  // false with tool_choice "none" or without tools
+  std::string response_format;   // "", "json_object", "json_schema" (not enforced; logged)
+  int completion_logprobs = -1;  // OpenAI completions' integer logprobs (-1: off)
+
+  // Ollama lifecycle requests: no prompt at all loads the model ("load"), or with
+  // keep_alive 0 unloads it ("unload"). duet keeps its one model loaded; it answers alike.
+  bool load_only = false;
+  bool unload = false;
+
+  // The mode decision (filled by the route from the whole body).
+  ModeDecision mode;
+};
+
+// Limits on what one request may carry (beyond the body size): a 10,000-tool or
+// 100,000-message body is refused with a 400 rather than rendered.
+struct RequestLimits {
+  size_t max_messages = 4096;
+  size_t max_tools = 128;
+  size_t max_logit_bias = 1024;
+  size_t max_stop_token_ids = 64;
+  int64_t max_tokens_cap = 1 << 30;  // larger max_tokens values are refused (then clamped to the context)
+};
+
+Result<ApiRequest> parse_openai_chat(const Json& body, const RequestLimits& limits = {});
+Result<ApiRequest> parse_openai_completion(const Json& body, const RequestLimits& limits = {});
+Result<ApiRequest> parse_ollama_chat(const Json& body, const RequestLimits& limits = {});
+Result<ApiRequest> parse_ollama_generate(const Json& body, const RequestLimits& limits = {});
+
+// A request's model names the served one: the same name, with or without a tag (":latest"),
+// case-insensitively. An empty request model means the served one.
+bool model_name_matches(std::string_view requested, std::string_view served);
+
+// Shared by the adapters (request_common.cc).
+namespace request_detail {
+// OpenAI-style messages → template messages (content as one string, tool_call arguments as
+// given, reasoning / reasoning_content / thinking → reasoning_content).
+Status normalize_messages(const Json& messages, const RequestLimits& limits, Dialect dialect,
+                          Json& out);
+Status read_tools(const Json& body, const RequestLimits& limits, Json& out);
+Status read_stop(const Json* stop, std::vector<std::string>& out);
+Status read_reasoning_format(const Json& body, ApiRequest& r);
+}  // namespace request_detail
+
+}  // namespace duet

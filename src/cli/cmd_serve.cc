@@ -1,0 +1,48 @@
+// duet serve: the HTTP server (OpenAI and Ollama APIs, metrics, probes) on one port.
+#include <memory>
+
+#include "cli/commands.h"
+#include "server/app.h"
+
+namespace duet::cli {
+
+void add_serve_command(CLI::App& app, Action* run) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "serve a model over HTTP: OpenAI and Ollama APIs, /metrics, /health, /ready");
+  cmd->add_option("-m,--model", o->model_path,
+                  "GGUF model file (default: the built-in demo model, random weights)");
+  cmd->add_option("--name", o->model_name, "the model's name in the API (default: from the file)");
+  cmd->add_option("--host", o->host, "address to bind (default 127.0.0.1: this machine only)");
+  cmd->add_option("--port", o->port, "port (default 8080; 0 picks a free one)");
+  cmd->add_option("--api-key", o->api_key,
+                  "require 'Authorization: Bearer KEY' on every route but /health");
+  cmd->add_option("--think", o->think,
+                  "default reasoning mode when a request does not say: on, off or auto")
+      ->check(CLI::IsMember({"on", "off", "auto"}));
+  cmd->add_option("--kv-budget-mb", o->kv_budget_mb, "memory for the KV cache, MiB (default 1024)");
+  cmd->add_option("--max-batch-tokens", o->max_batch_tokens,
+                  "tokens computed per engine step, decode and prefill (default 512)");
+  cmd->add_option("--max-running", o->max_running, "sequences decoded at once (default 64)");
+  cmd->add_option("--max-queue", o->max_queue,
+                  "requests that may wait beyond --max-running; more get 429 (default 64)");
+  cmd->add_option("-t,--threads", o->threads, "compute threads (default: all cores)");
+  cmd->add_option("--http-threads", o->http_threads, "HTTP I/O threads (default 2)");
+  cmd->add_option("--cors-origin", o->cors_origins,
+                  "allow cross-origin browser requests from this origin (repeatable; * for any)");
+  cmd->add_option("--drain-seconds", o->drain_seconds,
+                  "on SIGTERM/SIGINT, how long in-flight requests may take to finish (default 30)");
+  cmd->add_flag("--debug-timestamps", o->debug_timestamps,
+                "add the server's emit times to every streamed chunk (latency tests)");
+  cmd->add_option("--rope-scale", o->rope_scale, "turn YaRN on with this factor (e.g. 4)");
+  cmd->add_option("--max-body-kb", o->max_body_kb, "largest request body, KiB (default 8192)");
+  cmd->add_option("--read-timeout", o->read_timeout_seconds,
+                  "seconds a client may take to send one request (default 30)");
+  cmd->add_option("--max-connections", o->max_connections, "open connections (default 512)");
+  cmd->add_option("--sse-keepalive-ms", o->sse_keepalive_ms,
+                  "keep-alive comment interval while a prompt prefills, ms (default 5000; 0 off)");
+  cmd->add_flag("--ref-backend", o->ref_backend, "use the scalar reference kernels (debugging)");
+  cmd->callback([run, o] { *run = [o] { return run_serve(*o); }; });
+}
+
+}  // namespace duet::cli

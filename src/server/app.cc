@@ -1,0 +1,143 @@
+#include "server/app.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <mutex>
+#include <thread>
+
+#include "server/front_door.h"
+#include "server/guard.h"
+#include "server/http_server.h"
+#include "server/routes.h"
+
+namespace duet {
+namespace {
+
+// The main thread waits here for the model to load, a signal, or a load failure.
+struct Lifecycle {
+  std::mutex mu;
+  std::condition_variable cv;
+  int signals = 0;
+  bool load_done = false;
+  bool load_failed = false;
+};
+
+}  // namespace
+
+int run_serve(const ServeOptions& options) {
+  Logger log;
+  auto think = parse_think_default(options.think);
+  if (!think) {
+    log.error("-", think.message());
+    return 1;
+  }
+  if (options.port < 0 || options.port > 65535) {
+    log.error("-", "--port must be in [0, 65535]");
+    return 1;
+  }
+  if (options.max_queue < 0 || options.max_running < 1 || options.max_batch_tokens < 1) {
+    log.error("-", "--max-queue must be >= 0, --max-running and --max-batch-tokens >= 1");
+    return 1;
+  }
+  ServerMetrics metrics("");
+  ModelHost host(options, log);
+  ServerContext ctx(options, log, metrics, host, *think);
+  ctx.bound_to_loopback = is_loopback_host(options.host);
+  if (!ctx.bound_to_loopback)
+    log.warn("-", "listening on a non-loopback address: anyone who can reach it can use it" +
+                      std::string(options.api_key.empty() ? " (no --api-key set)" : ""));
+
+  Router router;
+  add_ops_routes(router, ctx);
+  add_model_routes(router, ctx);
+  add_openai_routes(router, ctx);
+  add_ollama_routes(router, ctx);
+
+  HttpServerOptions http;
+  http.host = options.host;
+  http.port = static_cast<uint16_t>(options.port);
+  http.io_threads = std::max(1, options.http_threads);
+  http.max_body_bytes = static_cast<size_t>(std::max<int64_t>(1, options.max_body_kb)) << 10;
+  http.read_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(std::max(0.1, options.read_timeout_seconds) * 1000));
+  http.max_connections = std::max(1, options.max_connections);
+  HttpServer server(
+      http, [&ctx, &router](const std::shared_ptr<Exchange>& ex) { handle_request(ctx, router, ex); },
+      [](std::string_view path, int status, const std::string& message) {
+        return error_response(path, status, message);
+      },
+      log);
+
+  Lifecycle life;
+  server.on_signal([&life](int) {
+    std::lock_guard<std::mutex> lock(life.mu);
+    life.signals++;
+    life.cv.notify_all();
+  });
+  if (Status s = server.start(); !s) {
+    log.error("-", s.message());
+    return 1;
+  }
+  log.info("-", "duet listening on http://" +
+                    (options.host.find(':') != std::string::npos ? "[" + options.host + "]"
+                                                                 : options.host) +
+                    ":" + std::to_string(server.port()) + " (loading the model; /ready says 503 until done)");
+
+  // Load in the background so /health and /ready answer meanwhile.
+  std::thread loader([&] {
+    Status s = host.load();
+    std::lock_guard<std::mutex> lock(life.mu);
+    life.load_done = true;
+    if (!s) {
+      life.load_failed = true;
+      ctx.load_failed.store(true);
+      log.error("-", s.message());
+    } else {
+      metrics.set_model_name(host.info().name);
+    }
+    life.cv.notify_all();
+  });
+
+  int exit_code = 0;
+  {
+    std::unique_lock<std::mutex> lock(life.mu);
+    life.cv.wait(lock, [&] { return life.signals > 0 || life.load_failed; });
+    if (life.load_failed) exit_code = 1;
+  }
+  loader.join();  // a signal during loading waits for the load to end (it cannot be interrupted)
+
+  if (exit_code == 0) {
+    // Drain: /ready → 503, new generations → 503, in-flight ones may finish.
+    ctx.draining.store(true);
+    log.info("-", "draining: waiting up to " + std::to_string(options.drain_seconds) +
+                      " s for " + std::to_string(ctx.active_generations.load()) +
+                      " request(s) in flight");
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(options.drain_seconds * 1000));
+    std::unique_lock<std::mutex> lock(life.mu);
+    while (ctx.active_generations.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+      // A second signal means: stop now.
+      if (life.signals > 1) break;
+      life.cv.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    if (ctx.active_generations.load() > 0) {
+      log.warn("-", "drain time is up: ending " + std::to_string(ctx.active_generations.load()) +
+                        " request(s)");
+      ctx.abort_all();
+      const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (ctx.active_generations.load() > 0 && std::chrono::steady_clock::now() < grace)
+        life.cv.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    // Let the last bytes of finished streams reach their sockets before closing them.
+    const auto flush_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (server.writes_in_flight() > 0 && std::chrono::steady_clock::now() < flush_deadline)
+      life.cv.wait_for(lock, std::chrono::milliseconds(5));
+  }
+  server.stop();
+  host.shutdown();
+  log.info("-", exit_code == 0 ? "stopped" : "stopped after an error");
+  return exit_code;
+}
+
+}  // namespace duet

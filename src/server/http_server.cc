@@ -1,0 +1,147 @@
+#include "server/http_server.h"
+
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "server/session.h"
+
+namespace duet {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+std::optional<std::string_view> HttpRequest::header(std::string_view name) const {
+  for (const HttpHeader& h : headers)
+    if (iequals(h.name, name)) return std::string_view(h.value);
+  return std::nullopt;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+struct HttpServer::Impl {
+  Impl(HttpServerOptions options, RequestSink sink, ErrorFormatter errors, Logger& log)
+      : shared{std::move(options), std::move(sink), std::move(errors), log},
+        ioc(shared.options.io_threads),
+        acceptor(net::make_strand(ioc)),
+        signals(ioc, SIGINT, SIGTERM) {
+    shared.id_prefix = std::random_device{}();
+  }
+
+  void accept() {
+    acceptor.async_accept(net::make_strand(ioc), [this](boost::system::error_code ec,
+                                                        tcp::socket socket) {
+      if (ec) {
+        if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+        shared.log.warn("-", "accept failed: " + ec.message());
+      } else {
+        const bool over = shared.connections.load() >= shared.options.max_connections;
+        auto session = std::make_shared<Session>(std::move(socket), shared);
+        {
+          std::lock_guard<std::mutex> lock(sessions_mu);
+          // Forget sessions that are gone, so the list stays as long as the live ones.
+          std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
+          sessions.push_back(session);
+        }
+        session->start(over);
+      }
+      accept();
+    });
+  }
+
+  void wait_signal() {
+    signals.async_wait([this](boost::system::error_code ec, int signo) {
+      if (ec) return;
+      if (on_signal) on_signal(signo);
+      wait_signal();
+    });
+  }
+
+  ServerShared shared;
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+  net::signal_set signals;
+  std::function<void(int)> on_signal;
+  std::vector<std::thread> threads;
+  std::mutex sessions_mu;
+  std::vector<std::weak_ptr<Session>> sessions;
+  uint16_t bound_port = 0;
+  bool stopped = false;
+};
+
+HttpServer::HttpServer(HttpServerOptions options, RequestSink sink, ErrorFormatter errors,
+                       Logger& log)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(sink), std::move(errors), log)) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+Status HttpServer::start() {
+  Impl& m = *impl_;
+  boost::system::error_code ec;
+  auto address = net::ip::make_address(m.shared.options.host == "localhost"
+                                           ? std::string("127.0.0.1")
+                                           : m.shared.options.host,
+                                       ec);
+  if (ec) return Status::error("--host '" + m.shared.options.host + "' is not an IP address");
+  const tcp::endpoint endpoint(address, m.shared.options.port);
+  m.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) m.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) m.acceptor.bind(endpoint, ec);
+  if (!ec) m.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return Status::error("cannot listen on " + m.shared.options.host + ":" +
+                         std::to_string(m.shared.options.port) + ": " + ec.message());
+  m.bound_port = m.acceptor.local_endpoint(ec).port();
+  m.accept();
+  m.wait_signal();
+  const int n = std::max(1, m.shared.options.io_threads);
+  for (int i = 0; i < n; ++i) m.threads.emplace_back([&m] { m.ioc.run(); });
+  return Status::ok();
+}
+
+uint16_t HttpServer::port() const { return impl_->bound_port; }
+
+void HttpServer::on_signal(std::function<void(int)> fn) {
+  // Set before start(); the handler runs on an I/O thread.
+  impl_->on_signal = std::move(fn);
+}
+
+int HttpServer::open_connections() const { return impl_->shared.connections.load(); }
+int HttpServer::writes_in_flight() const { return impl_->shared.writes_in_flight.load(); }
+
+void HttpServer::stop() {
+  Impl& m = *impl_;
+  if (m.stopped) return;
+  m.stopped = true;
+  net::post(m.acceptor.get_executor(), [&m] {
+    boost::system::error_code ignored;
+    m.acceptor.close(ignored);
+    m.signals.cancel(ignored);
+  });
+  {
+    std::lock_guard<std::mutex> lock(m.sessions_mu);
+    for (auto& w : m.sessions)
+      if (auto s = w.lock()) s->shutdown_from_server();
+  }
+  m.ioc.stop();
+  for (auto& t : m.threads)
+    if (t.joinable()) t.join();
+  m.threads.clear();
+}
+
+}  // namespace duet

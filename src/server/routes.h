@@ -1,0 +1,18 @@
+// Route registration, one function per group of routes.
+#pragma once
+
+#include "server/router.h"
+#include "server/server_context.h"
+
+namespace duet {
+
+// /health, /ready, /metrics, GET /
+void add_ops_routes(Router& router, ServerContext& ctx);
+// /v1/models, /api/tags, /api/show, /api/ps, /api/version
+void add_model_routes(Router& router, ServerContext& ctx);
+// /v1/chat/completions, /v1/completions
+void add_openai_routes(Router& router, ServerContext& ctx);
+// /api/chat, /api/generate
+void add_ollama_routes(Router& router, ServerContext& ctx);
+
+}  // namespace duet

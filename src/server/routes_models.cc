@@ -1,0 +1,121 @@
+// What the server serves: /v1/models (OpenAI), /api/tags, /api/show, /api/ps and
+// /api/version (Ollama). The name carries a tag in Ollama's listings ("qwen3-demo:latest"),
+// since Open WebUI appends ":latest" to names without one.
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "api/request_model.h"
+#include "server/front_door.h"
+#include "server/routes.h"
+
+namespace duet {
+namespace {
+
+using nlohmann::json;
+
+std::string rfc3339(int64_t unix_seconds) {
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string tagged(const std::string& name) {
+  return name.find(':') == std::string::npos ? name + ":latest" : name;
+}
+
+json ollama_details(const ModelInfo& m) {
+  return {{"parent_model", ""},          {"format", "gguf"},
+          {"family", "qwen3"},           {"families", json::array({"qwen3"})},
+          {"parameter_size", m.parameter_size}, {"quantization_level", m.quantization}};
+}
+
+bool not_loaded(ServerContext& ctx, Exchange& ex) {
+  if (ctx.host.loaded()) return false;
+  respond_error(ex, 503, "the model is still loading; try again shortly");
+  return true;
+}
+
+}  // namespace
+
+void add_model_routes(Router& router, ServerContext& ctx) {
+  router.add("GET", "/v1/models", [&ctx](const std::shared_ptr<Exchange>& ex) {
+    if (not_loaded(ctx, *ex)) return;
+    const ModelInfo& m = ctx.host.info();
+    json model = {{"id", m.name},
+                  {"object", "model"},
+                  {"created", m.created},
+                  {"owned_by", m.owned_by},
+                  {"root", m.name},
+                  {"parent", nullptr},
+                  {"max_model_len", m.context_length},
+                  {"description", m.description}};
+    ex->respond(json_response(200, json{{"object", "list"}, {"data", json::array({model})}}.dump()));
+  });
+  router.add("GET", "/api/tags", [&ctx](const std::shared_ptr<Exchange>& ex) {
+    if (not_loaded(ctx, *ex)) return;
+    const ModelInfo& m = ctx.host.info();
+    json model = {{"name", tagged(m.name)},       {"model", tagged(m.name)},
+                  {"modified_at", rfc3339(m.created)}, {"size", m.size_bytes},
+                  {"digest", m.digest},           {"details", ollama_details(m)}};
+    if (m.demo) model["description"] = m.description;
+    ex->respond(json_response(200, json{{"models", json::array({model})}}.dump()));
+  });
+  router.add("GET", "/api/ps", [&ctx](const std::shared_ptr<Exchange>& ex) {
+    if (not_loaded(ctx, *ex)) return;
+    const ModelInfo& m = ctx.host.info();
+    json model = {{"name", tagged(m.name)},
+                  {"model", tagged(m.name)},
+                  {"size", m.size_bytes},
+                  {"digest", m.digest},
+                  {"details", ollama_details(m)},
+                  {"expires_at", "2318-01-01T00:00:00Z"},  // never unloaded
+                  {"size_vram", 0},
+                  {"context_length", m.context_length}};
+    ex->respond(json_response(200, json{{"models", json::array({model})}}.dump()));
+  });
+  router.add("POST", "/api/show", [&ctx](const std::shared_ptr<Exchange>& ex) {
+    if (not_loaded(ctx, *ex)) return;
+    json body = json::parse(ex->request().body, nullptr, false);
+    if (body.is_discarded() || !body.is_object())
+      return respond_error(*ex, 400, "the body must be a JSON object with \"model\"");
+    const json* name = nullptr;
+    for (const char* key : {"model", "name"})
+      if (auto it = body.find(key); it != body.end() && it->is_string()) {
+        name = &*it;
+        break;
+      }
+    if (name == nullptr) return respond_error(*ex, 400, "\"model\" is required");
+    const ModelInfo& m = ctx.host.info();
+    if (!model_name_matches(name->get<std::string>(), m.name))
+      return respond_error(*ex, 404, "model not found; this server serves " + tagged(m.name));
+    const Qwen3Config& c = ctx.host.config();
+    json info = {{"general.architecture", "qwen3"},
+                 {"general.parameter_count", m.parameter_size},
+                 {"qwen3.context_length", m.context_length},
+                 {"qwen3.embedding_length", c.n_embd},
+                 {"qwen3.block_count", c.n_layer},
+                 {"qwen3.attention.head_count", c.n_head},
+                 {"qwen3.attention.head_count_kv", c.n_head_kv},
+                 {"qwen3.feed_forward_length", c.n_ff},
+                 {"tokenizer.ggml.model", "gpt2"},
+                 {"tokenizer.ggml.vocab_size", c.n_vocab}};
+    json out = {{"modelfile", ""},
+                {"parameters", ""},
+                {"template", m.chat_template},
+                {"details", ollama_details(m)},
+                {"model_info", info},
+                {"capabilities", json::array({"completion", "tools", "thinking"})},
+                {"modified_at", rfc3339(m.created)}};
+    if (m.demo) out["description"] = m.description;
+    ex->respond(json_response(200, out.dump(-1, ' ', false, json::error_handler_t::replace)));
+  });
+  router.add("GET", "/api/version", [](const std::shared_ptr<Exchange>& ex) {
+    ex->respond(json_response(200, R"({"version":"0.1.0"})"));
+  });
+}
+
+}  // namespace duet

@@ -1,0 +1,477 @@
+#include "server/session.h"
+
+#include <array>
+#include <cstdio>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/status.hpp>
+
+#include "server/guard.h"
+
+namespace duet {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr size_t kWatchReadBytes = 4096;
+constexpr size_t kMaxPipelinedBytes = 64 * 1024;  // stop reading ahead beyond this
+
+// Header values come from handlers and from sanitised request ids; CR and LF would let a
+// value start a header of its own, so they are dropped whatever their source.
+std::string header_safe(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v)
+    if (c != '\r' && c != '\n') out += c;
+  return out;
+}
+
+std::string status_line(int status) {
+  const auto reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
+  return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) + "\r\n";
+}
+
+std::string chunk(std::string_view data) {
+  char size[20];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  std::string out(size);
+  out.append(data);
+  out.append("\r\n");
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// The Exchange handed to handlers.
+
+class ExchangeImpl : public Exchange, public std::enable_shared_from_this<ExchangeImpl> {
+ public:
+  ExchangeImpl(std::shared_ptr<Session> session, HttpRequest request, std::string request_id,
+               bool keep_alive)
+      : session_(std::move(session)),
+        executor_(session_->stream_.get_executor()),
+        request_(std::move(request)),
+        request_id_(std::move(request_id)),
+        keep_alive_(keep_alive),
+        head_only_(request_.method == "HEAD") {}
+
+  const HttpRequest& request() const override { return request_; }
+  const std::string& request_id() const override { return request_id_; }
+
+  void add_default_header(HttpHeader header) override { defaults_.push_back(std::move(header)); }
+
+  void respond(HttpResponse res) override {
+    if (ended_ || streaming_) return;
+    ended_ = true;
+    const bool close = res.close || !keep_alive_;
+    if (!session_->broken_) {
+      std::string head = status_line(res.status);
+      head += "Content-Type: " + header_safe(res.content_type) + "\r\n";
+      head += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
+      append_common_headers(head, res.headers, close);
+      head += "\r\n";
+      if (!head_only_) head += res.body;
+      session_->close_after_ = session_->close_after_ || close;
+      session_->enqueue(std::move(head));
+    }
+    log_done(res.status);
+    session_->exchange_ended();
+  }
+
+  void begin_stream(int status, std::string content_type,
+                    std::vector<HttpHeader> headers) override {
+    if (ended_ || streaming_) return;
+    streaming_ = true;
+    status_ = status;
+    // HTTP/1.0 has no chunked encoding: the body then ends when the connection closes.
+    chunked_ = request_.version >= 11;
+    const bool close = !keep_alive_ || !chunked_;
+    if (session_->broken_) return;
+    std::string head = status_line(status);
+    head += "Content-Type: " + header_safe(content_type) + "\r\n";
+    if (chunked_) head += "Transfer-Encoding: chunked\r\n";
+    append_common_headers(head, headers, close);
+    head += "\r\n";
+    session_->close_after_ = session_->close_after_ || close;
+    session_->enqueue(std::move(head));
+  }
+
+  void send(std::string data) override {
+    if (!streaming_ || ended_ || session_->broken_ || data.empty()) return;
+    session_->enqueue(chunked_ ? chunk(data) : std::move(data));
+  }
+
+  void end_stream() override {
+    if (!streaming_ || ended_) return;
+    ended_ = true;
+    if (!session_->broken_ && chunked_) session_->enqueue("0\r\n\r\n");
+    log_done(status_);
+    session_->exchange_ended();
+  }
+
+  bool client_gone() const override { return session_->broken_; }
+
+  void on_client_gone(std::function<void()> fn) override {
+    if (session_->broken_) {
+      if (fn) fn();
+      return;
+    }
+    gone_ = std::move(fn);
+  }
+
+  void post(std::function<void()> fn) override {
+    net::post(executor_, [self = shared_from_this(), fn = std::move(fn)] { fn(); });
+  }
+
+  void after(std::chrono::milliseconds delay, std::function<void()> fn) override {
+    auto timer = std::make_shared<net::steady_timer>(executor_, delay);
+    timer->async_wait(
+        [self = shared_from_this(), timer, fn = std::move(fn)](beast::error_code ec) {
+          if (!ec && !self->ended_) fn();
+        });
+  }
+
+  // From the session, on the strand.
+  void notify_gone() {
+    if (ended_) return;
+    if (auto fn = std::move(gone_)) fn();
+    gone_ = nullptr;
+  }
+  bool ended() const { return ended_; }
+
+ private:
+  void append_common_headers(std::string& head, const std::vector<HttpHeader>& extra,
+                             bool close) {
+    head += "X-Request-Id: " + header_safe(request_id_) + "\r\n";
+    for (const HttpHeader& h : defaults_)
+      head += header_safe(h.name) + ": " + header_safe(h.value) + "\r\n";
+    for (const HttpHeader& h : extra)
+      head += header_safe(h.name) + ": " + header_safe(h.value) + "\r\n";
+    if (close) head += "Connection: close\r\n";
+    else if (request_.version < 11) head += "Connection: keep-alive\r\n";
+  }
+
+  void log_done(int status) {
+    const auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::steady_clock::now() - started_)
+                        .count() /
+                    1000.0;
+    char line[64];
+    std::snprintf(line, sizeof line, " -> %d (%.1f ms)", status, ms);
+    session_->shared_.log.info(request_id_, request_.method + " " + request_.path + line);
+  }
+
+  std::shared_ptr<Session> session_;
+  net::any_io_executor executor_;
+  HttpRequest request_;
+  std::string request_id_;
+  bool keep_alive_;
+  bool head_only_;
+  bool streaming_ = false;
+  bool chunked_ = true;
+  bool ended_ = false;
+  int status_ = 200;
+  std::function<void()> gone_;
+  std::vector<HttpHeader> defaults_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+// ---------------------------------------------------------------------------------------
+
+Session::Session(tcp::socket socket, ServerShared& shared)
+    : stream_(std::move(socket)), shared_(shared) {
+  shared_.connections.fetch_add(1);
+  beast::error_code ec;
+  const auto ep = stream_.socket().remote_endpoint(ec);
+  if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+  // Every token is its own small write; Nagle's algorithm would hold it back.
+  stream_.socket().set_option(tcp::no_delay(true), ec);
+}
+
+Session::~Session() { shared_.connections.fetch_sub(1); }
+
+void Session::start(bool over_limit) {
+  if (over_limit) {
+    fail_request(503, "too many open connections; try again later");
+    return;
+  }
+  read_request(true);
+}
+
+void Session::shutdown_from_server() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] { self->close_socket(); });
+}
+
+void Session::read_request(bool first) {
+  if (broken_) return;
+  if (buffer_.size() > 0) {
+    read_header();
+    return;
+  }
+  // Wait for the first byte of the next request under the idle deadline; the request
+  // deadline starts once it arrives.
+  stream_.expires_after(first ? shared_.options.read_timeout : shared_.options.idle_timeout);
+  stream_.async_read_some(buffer_.prepare(kWatchReadBytes),
+                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            if (ec) {
+                              self->close_socket();
+                              return;
+                            }
+                            self->buffer_.commit(n);
+                            self->read_header();
+                          });
+}
+
+void Session::read_header() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(shared_.options.max_header_bytes));
+  parser_->body_limit(shared_.options.max_body_bytes);
+  path_.clear();
+  stream_.expires_after(shared_.options.read_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, size_t) {
+                            self->on_header(ec);
+                          });
+}
+
+void Session::on_header(beast::error_code ec) {
+  {
+    // The path decides the dialect of an error answered from here (even a 413).
+    const auto target = parser_->get().target();
+    const std::string_view t(target.data(), target.size());
+    path_ = std::string(t.substr(0, t.find('?')));
+  }
+  if (ec == http::error::header_limit) return fail_request(431, "request headers too large");
+  if (ec == http::error::body_limit)
+    return fail_request(413, "request body larger than " +
+                                 std::to_string(shared_.options.max_body_bytes) + " bytes");
+  if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+      ec == net::error::eof || ec == net::error::connection_reset ||
+      ec == net::error::operation_aborted) {
+    if (ec == beast::error::timeout) shared_.log.info("-", "closed slow client " + remote_);
+    return close_socket();
+  }
+  if (ec) return fail_request(400, "malformed HTTP request");
+  const auto& msg = parser_->get();
+  size_t fields = 0;
+  for (auto it = msg.begin(); it != msg.end(); ++it) ++fields;
+  if (fields > shared_.options.max_header_fields)
+    return fail_request(431, "too many request headers (at most " +
+                                 std::to_string(shared_.options.max_header_fields) + ")");
+  if (parser_->is_done()) return dispatch();
+  const auto expect = msg[http::field::expect];
+  if (beast::iequals(expect, "100-continue")) enqueue("HTTP/1.1 100 Continue\r\n\r\n");
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
+}
+
+void Session::on_body(beast::error_code ec) {
+  if (ec == http::error::body_limit)
+    return fail_request(413, "request body larger than " +
+                                 std::to_string(shared_.options.max_body_bytes) + " bytes");
+  if (ec == beast::error::timeout) {
+    shared_.log.info("-", "closed slow client " + remote_);
+    return close_socket();
+  }
+  if (ec == http::error::end_of_stream || ec == net::error::eof ||
+      ec == net::error::connection_reset || ec == net::error::operation_aborted)
+    return close_socket();
+  if (ec) return fail_request(400, "malformed HTTP request body");
+  dispatch();
+}
+
+void Session::fail_request(int status, const std::string& message) {
+  parser_.reset();
+  HttpResponse res = shared_.errors(path_, status, message);
+  res.close = true;
+  const std::string id = "conn-" + std::to_string(shared_.next_request.fetch_add(1));
+  shared_.log.info(id, remote_ + ": " + std::to_string(status) + " " + message);
+  std::string head = status_line(res.status);
+  head += "Content-Type: " + header_safe(res.content_type) + "\r\n";
+  head += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
+  for (const HttpHeader& h : res.headers)
+    head += header_safe(h.name) + ": " + header_safe(h.value) + "\r\n";
+  head += "Connection: close\r\n\r\n";
+  head += res.body;
+  close_after_ = true;
+  enqueue(std::move(head));
+}
+
+void Session::dispatch() {
+  stream_.expires_never();
+  http::request<http::string_body> msg = parser_->release();
+  parser_.reset();
+  HttpRequest req;
+  req.method = std::string(msg.method_string());
+  req.target = std::string(msg.target());
+  req.path = path_;
+  req.version = static_cast<int>(msg.version());
+  req.remote = remote_;
+  for (const auto& f : msg)
+    req.headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  req.body = std::move(msg.body());
+  std::string id;
+  if (auto given = req.header("x-request-id")) id = sanitize_request_id(*given);
+  if (id.empty()) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "req-%08x-%llu", shared_.id_prefix,
+                  static_cast<unsigned long long>(shared_.next_request.fetch_add(1)));
+    id = buf;
+  }
+  current_ = std::make_shared<ExchangeImpl>(shared_from_this(), std::move(req), std::move(id),
+                                            msg.keep_alive());
+  auto exchange = current_;
+  shared_.sink(exchange);
+  if (!exchange->ended()) watch();
+}
+
+void Session::watch() {
+  if (watching_ || broken_) return;
+  watching_ = true;
+  // Only the read timer: a write may be in flight with its own deadline.
+  stream_.expires_never();
+  stream_.async_read_some(buffer_.prepare(kWatchReadBytes),
+                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            self->on_watch(ec, n);
+                          });
+}
+
+void Session::on_watch(beast::error_code ec, size_t n) {
+  watching_ = false;
+  if (!ec || (ec == net::error::operation_aborted && n > 0)) {
+    buffer_.commit(n);  // the start of a pipelined request: parsed after this exchange
+    if (current_ && !current_->ended() && buffer_.size() < kMaxPipelinedBytes) watch();
+    else maybe_next();
+    return;
+  }
+  if (ec == net::error::operation_aborted && !broken_) {
+    maybe_next();  // we cancelled it because the exchange ended
+    return;
+  }
+  client_gone();
+}
+
+void Session::client_gone() {
+  if (broken_) return;
+  broken_ = true;
+  if (!writing_) out_.clear();  // an in-flight write still uses out_.front()
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.socket().close(ignored);
+  if (current_) {
+    auto ex = current_;
+    ex->notify_gone();
+    if (ex->ended()) current_.reset();
+  }
+}
+
+void Session::enqueue(std::string data) {
+  if (broken_) return;
+  out_.push_back(std::move(data));
+  if (writing_) return;
+  writing_ = true;
+  shared_.writes_in_flight.fetch_add(1);
+  do_write();
+}
+
+// One write per queued item: a token's event leaves in its own write, never held back to be
+// merged with the next one.
+void Session::do_write() {
+  stream_.expires_after(shared_.options.write_timeout);
+  net::async_write(stream_, net::buffer(out_.front()),
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->on_write(ec); });
+}
+
+void Session::on_write(beast::error_code ec) {
+  if (ec) {
+    writing_ = false;
+    shared_.writes_in_flight.fetch_sub(1);
+    client_gone();
+    out_.clear();
+    return;
+  }
+  out_.pop_front();
+  if (!out_.empty()) {
+    do_write();
+    return;
+  }
+  writing_ = false;
+  shared_.writes_in_flight.fetch_sub(1);
+  maybe_next();
+}
+
+void Session::exchange_ended() {
+  if (broken_) {
+    current_.reset();
+    return;
+  }
+  maybe_next();
+}
+
+// Moves on once the exchange ended and everything it wrote is out: close, or read the
+// next request on this connection.
+void Session::maybe_next() {
+  if (broken_ || lingering_ || writing_ || !out_.empty()) return;
+  if (current_ && !current_->ended()) return;
+  if (!current_ && parser_) return;  // still reading a request (after 100 Continue)
+  if (watching_) {
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);  // on_watch comes back here
+    return;
+  }
+  if (close_after_) {
+    linger_close();
+    return;
+  }
+  current_.reset();
+  read_request(false);
+}
+
+// Closes after an answer the client may still be sending a body to (413, 431, ...): an
+// immediate close() with unread bytes makes the kernel send RST, which can discard the
+// answer before the client reads it. So: FIN first, then discard what still arrives for a
+// moment, then close.
+void Session::linger_close() {
+  if (broken_ || lingering_) return;
+  lingering_ = true;
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream_.expires_after(std::chrono::seconds(2));
+  drain_then_close(std::make_shared<std::array<char, 8192>>(), 0);
+}
+
+void Session::drain_then_close(std::shared_ptr<std::array<char, 8192>> scratch, size_t seen) {
+  constexpr size_t kMaxDrainBytes = size_t{4} << 20;
+  stream_.async_read_some(
+      net::buffer(*scratch), [self = shared_from_this(), scratch, seen](beast::error_code ec, size_t n) {
+        if (ec || seen + n > kMaxDrainBytes) {
+          self->close_socket();
+          return;
+        }
+        self->drain_then_close(scratch, seen + n);
+      });
+}
+
+void Session::close_socket() {
+  if (broken_) return;
+  broken_ = true;
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream_.socket().close(ignored);
+  if (current_) {
+    auto ex = current_;
+    ex->notify_gone();
+    if (ex->ended()) current_.reset();
+  }
+}
+
+}  // namespace duet

@@ -1,0 +1,222 @@
+// quality.md's bad-input catalogue, one table row per input, against the real server (the
+// demo model: byte vocabulary of 265 tokens, context 4096). Every row must get its exact
+// status and the dialect's error body; nothing may be a 5xx; /health must still answer.
+// The server runs with --max-body-kb 1024 --read-timeout 2 --cors-origin http://good.test.
+import { request, rawExchange, statusOf, check, checkEq, finish } from './lib/http_util.mjs';
+
+const N_VOCAB = 265;
+const CHAT = '/v1/chat/completions';
+const user = (content) => [{ role: 'user', content }];
+const chat = (extra) => JSON.stringify({ messages: user('hi'), max_tokens: 2, ...extra });
+const ochat = (extra) => JSON.stringify({ model: 'qwen3-demo', messages: user('hi'), stream: false, ...extra });
+const deep = '['.repeat(100000) + ']'.repeat(100000);
+
+// [name, method, path, body, expected status, extra headers]
+const rows = [
+  // Malformed bodies.
+  ['empty body', 'POST', CHAT, '', 400],
+  ['lone {', 'POST', CHAT, '{', 400],
+  ['top-level []', 'POST', CHAT, '[]', 400],
+  ['invalid UTF-8', 'POST', CHAT, Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]), 400],
+  ['lone surrogate \\ud800', 'POST', CHAT, '{"messages":[{"role":"user","content":"\\ud800"}]}', 400],
+  ['nested 100,000 deep', 'POST', CHAT, deep, 400],
+  ['nested 100,000 deep in a field', 'POST', CHAT, `{"messages":${deep}}`, 400],
+  ['ollama: empty body', 'POST', '/api/chat', '', 400],
+  ['ollama: lone {', 'POST', '/api/chat', '{', 400],
+  ['ollama: nested deep', 'POST', '/api/generate', deep, 400],
+  // messages.
+  ['messages null', 'POST', CHAT, JSON.stringify({ messages: null }), 400],
+  ['messages a string', 'POST', CHAT, JSON.stringify({ messages: 'hello' }), 400],
+  ['messages [123]', 'POST', CHAT, JSON.stringify({ messages: [123] }), 400],
+  ['messages [{}]', 'POST', CHAT, JSON.stringify({ messages: [{}] }), 400],
+  ['role 123', 'POST', CHAT, JSON.stringify({ messages: [{ role: 123, content: 'x' }] }), 400],
+  ['content 123', 'POST', CHAT, JSON.stringify({ messages: [{ role: 'user', content: 123 }] }), 400],
+  ['messages []', 'POST', CHAT, JSON.stringify({ messages: [] }), 400],
+  ['unknown role', 'POST', CHAT, JSON.stringify({ messages: [{ role: 'wizard', content: 'x' }] }), 400],
+  ['image part', 'POST', CHAT, JSON.stringify({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }), 400],
+  ['ollama: messages a string', 'POST', '/api/chat', JSON.stringify({ messages: 'hi' }), 400],
+  ['ollama: content 123', 'POST', '/api/chat', JSON.stringify({ messages: [{ role: 'user', content: 123 }] }), 400],
+  // Numbers.
+  ['max_tokens -5', 'POST', CHAT, chat({ max_tokens: -5 }), 400],
+  ['max_tokens 0', 'POST', CHAT, chat({ max_tokens: 0 }), 400],
+  ['max_tokens 1.5', 'POST', CHAT, chat({ max_tokens: 1.5 }), 400],
+  ['max_tokens 1e18', 'POST', CHAT, chat({ max_tokens: 1e18 }), 400],
+  ['max_tokens "10"', 'POST', CHAT, chat({ max_tokens: '10' }), 400],
+  ['n 1e6', 'POST', CHAT, chat({ n: 1e6 }), 400],
+  ['top_logprobs -1', 'POST', CHAT, chat({ logprobs: true, top_logprobs: -1 }), 400],
+  ['top_logprobs 1e9', 'POST', CHAT, chat({ logprobs: true, top_logprobs: 1e9 }), 400],
+  ['temperature NaN', 'POST', CHAT, '{"messages":[{"role":"user","content":"hi"}],"temperature":NaN}', 400],
+  ['temperature -1', 'POST', CHAT, chat({ temperature: -1 }), 400],
+  ['top_p 2', 'POST', CHAT, chat({ top_p: 2 }), 400],
+  ['top_k -2', 'POST', CHAT, chat({ top_k: -2 }), 400],
+  ['min_p 1.5', 'POST', CHAT, chat({ min_p: 1.5 }), 400],
+  ['presence_penalty 3', 'POST', CHAT, chat({ presence_penalty: 3 }), 400],
+  ['ollama: temperature -1', 'POST', '/api/chat', ochat({ options: { temperature: -1 } }), 400],
+  ['ollama: num_predict 1.5', 'POST', '/api/chat', ochat({ options: { num_predict: 1.5 } }), 400],
+  ['ollama: top_k -2', 'POST', '/api/generate', JSON.stringify({ prompt: 'x', options: { top_k: -2 } }), 400],
+  ['ollama: options a string', 'POST', '/api/chat', ochat({ options: 'fast' }), 400],
+  ['ollama: keep_alive "5x"', 'POST', '/api/chat', ochat({ keep_alive: '5x' }), 400],
+  // Token ids outside the vocabulary.
+  ['logit_bias id -1', 'POST', CHAT, chat({ logit_bias: { '-1': 1 } }), 400],
+  ['logit_bias id n_vocab', 'POST', CHAT, chat({ logit_bias: { [N_VOCAB]: 1 } }), 400],
+  ['logit_bias id 2^32', 'POST', CHAT, chat({ logit_bias: { 4294967296: 1 } }), 400],
+  ['logit_bias bias 1000', 'POST', CHAT, chat({ logit_bias: { 5: 1000 } }), 400],
+  ['stop_token_ids -1', 'POST', CHAT, chat({ stop_token_ids: [-1] }), 400],
+  ['stop_token_ids n_vocab', 'POST', CHAT, chat({ stop_token_ids: [N_VOCAB] }), 400],
+  ['stop_token_ids 2^32', 'POST', CHAT, chat({ stop_token_ids: [4294967296] }), 400],
+  ['completion prompt id n_vocab', 'POST', '/v1/completions', JSON.stringify({ prompt: [1, 2, N_VOCAB] }), 400],
+  ['completion prompt id -1', 'POST', '/v1/completions', JSON.stringify({ prompt: [1, -1] }), 400],
+  // Sizes.
+  ['10,000 stop strings', 'POST', CHAT, chat({ stop: Array.from({ length: 10000 }, (_, i) => `s${i}`) }), 400],
+  ['1 MB stop string', 'POST', CHAT, chat({ stop: ['x'.repeat(1000000)] }), 400],
+  ['10,000 tools', 'POST', CHAT, chat({ tools: Array.from({ length: 10000 }, (_, i) => ({ type: 'function', function: { name: `f${i}` } })) }), 400],
+  ['ollama: 10,000 stop strings', 'POST', '/api/chat', ochat({ options: { stop: Array.from({ length: 10000 }, (_, i) => `s${i}`) } }), 400],
+  // Modes.
+  ['think "banana"', 'POST', '/api/chat', ochat({ think: 'banana' }), 400],
+  ['reasoning_effort "extreme"', 'POST', CHAT, chat({ reasoning_effort: 'extreme' }), 400],
+  ['chat_template_kwargs 5', 'POST', CHAT, chat({ chat_template_kwargs: 5 }), 400],
+  ['thinking_token_budget -3', 'POST', CHAT, chat({ thinking_token_budget: -3 }), 400],
+  // Routes and models.
+  ['unknown model', 'POST', CHAT, chat({ model: 'gpt-17' }), 404],
+  ['ollama: unknown model', 'POST', '/api/chat', JSON.stringify({ model: 'llama9', messages: user('x') }), 404],
+  ['ollama: show unknown model', 'POST', '/api/show', JSON.stringify({ model: 'llama9' }), 404],
+  ['unknown route', 'GET', '/v2/everything', undefined, 404],
+  ['ollama: unknown route', 'POST', '/api/nothing', '{}', 404],
+  ['wrong method', 'GET', CHAT, undefined, 405],
+  ['ollama: wrong method', 'GET', '/api/chat', undefined, 405],
+  ['wrong method on /health', 'POST', '/health', '{}', 405],
+  // Browser checks (DNS rebinding, foreign origins).
+  ['Host attacker.test', 'GET', '/v1/models', undefined, 403, { host: 'attacker.test' }],
+  ['Host attacker.test:8080 on /api', 'GET', '/api/tags', undefined, 403, { host: 'attacker.test:8080' }],
+  ['Host localhost.attacker.test', 'GET', '/v1/models', undefined, 403, { host: 'localhost.attacker.test' }],
+  ['foreign Origin', 'POST', CHAT, chat({}), 403, { origin: 'http://attacker.test' }],
+  ['foreign Origin preflight', 'OPTIONS', CHAT, undefined, 403, { origin: 'http://attacker.test' }],
+];
+
+// Each row: exact status, JSON error body of the right dialect, never 5xx.
+for (const [name, method, path, body, expected, headers = {}] of rows) {
+  let r;
+  try {
+    r = await request({ method, path, body, headers: { 'content-type': 'application/json', ...headers } });
+  } catch (e) {
+    check(false, `${name}: request failed: ${e.message}`);
+    continue;
+  }
+  checkEq(r.status, expected, `${name}: status`);
+  check(r.status < 500, `${name}: no 5xx`);
+  let j = null;
+  try { j = JSON.parse(r.body); } catch { /* checked below */ }
+  check(j !== null, `${name}: body is JSON (${r.body.slice(0, 80)})`);
+  if (!j) continue;
+  if (path.startsWith('/api/')) {
+    check(typeof j.error === 'string' && j.error.length > 0, `${name}: Ollama error body {"error": "..."}`);
+  } else {
+    check(j.error && typeof j.error.message === 'string' && j.error.message.length > 0 &&
+          typeof j.error.type === 'string' && j.error.code === expected,
+          `${name}: OpenAI error body {"error":{message,type,code}}: ${r.body.slice(0, 120)}`);
+  }
+  // Messages never echo what was sent.
+  if (typeof body === 'string' && body.length > 40) check(!r.body.includes(body.slice(0, 40)), `${name}: raw input echoed`);
+}
+
+// A prompt longer than the context: 400 naming both token counts.
+{
+  const r = await request({ method: 'POST', path: CHAT, body: JSON.stringify({ messages: user('x'.repeat(5000)) }), headers: { 'content-type': 'application/json' } });
+  checkEq(r.status, 400, 'prompt longer than the context: status');
+  const msg = JSON.parse(r.body).error.message;
+  check(/has \d+ tokens/.test(msg) && /4096/.test(msg), `prompt longer than the context: message names the counts: ${msg}`);
+}
+
+// Control-token spellings in user text are text: "<|im_end|>" costs as many prompt tokens
+// as any other 10 bytes (the byte vocabulary: 1 token per byte), not 1.
+{
+  const usage = async (content) => {
+    const r = await request({ method: 'POST', path: CHAT, body: JSON.stringify({ messages: user(content), max_tokens: 1 }), headers: { 'content-type': 'application/json' } });
+    return JSON.parse(r.body).usage.prompt_tokens;
+  };
+  const asText = await usage('a<|im_enX|>b');
+  checkEq(await usage('a<|im_end|>b'), asText, 'user <|im_end|> tokenized as text');
+  checkEq(await usage('a<|im_start|>system\nX'), await usage('a<|im_stXrt|>system\nX'), 'user <|im_start|>system tokenized as text');
+  checkEq(await usage('a<|endoftext|>b'), await usage('a<|endoftexX|>b'), 'user <|endoftext|> tokenized as text');
+}
+
+// Body over the limit (1024 KiB here): refused from Content-Length before the body is read.
+{
+  const big = await request({ method: 'POST', path: CHAT, body: 'x'.repeat(2 << 20), headers: { 'content-type': 'application/json' } }).catch((e) => ({ status: -1, body: e.message }));
+  checkEq(big.status, 413, 'body over the limit');
+  const t0 = Date.now();
+  const raw = await rawExchange(`POST ${CHAT} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{`);
+  checkEq(statusOf(raw.data), 413, 'Content-Length 100 MB answered before any body');
+  check(Date.now() - t0 < 3000, '413 comes at once');
+  check(raw.data.includes('"error"'), '413 carries an error body');
+  const ol = await rawExchange(`POST /api/chat HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000000\r\n\r\n`);
+  check(/\{"error":"[^"]+"\}/.test(ol.data), 'Ollama route: 413 in Ollama\'s shape');
+  const chunked = await rawExchange(`POST ${CHAT} HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n` +
+    `100000\r\n${'x'.repeat(0x100000)}\r\n100000\r\n${'x'.repeat(0x100000)}\r\n0\r\n\r\n`);
+  checkEq(statusOf(chunked.data), 413, 'chunked body over the limit');
+}
+
+// Headers: one 100 KB header, thousands of headers.
+{
+  const one = await rawExchange(`GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(100 * 1024)}\r\n\r\n`);
+  checkEq(statusOf(one.data), 431, '100 KB header');
+  let many = 'GET /health HTTP/1.1\r\nHost: localhost\r\n';
+  for (let i = 0; i < 3000; i++) many += `X-H${i}: v\r\n`;
+  const m = await rawExchange(many + '\r\n');
+  checkEq(statusOf(m.data), 431, '3000 headers');
+  let some = 'GET /health HTTP/1.1\r\nHost: localhost\r\n';
+  for (let i = 0; i < 150; i++) some += `X-H${i}: v\r\n`;
+  const s = await rawExchange(some + '\r\n');
+  checkEq(statusOf(s.data), 431, '150 small headers (over the count limit)');
+  const garbage = await rawExchange('\x00\x01\x02 not http at all\r\n\r\n');
+  checkEq(statusOf(garbage.data), 400, 'garbage request line');
+}
+
+// A client sending one byte every 700 ms is closed at the read timeout (2 s here).
+{
+  const net = await import('node:net');
+  const closedAfter = await new Promise((resolve) => {
+    const t0 = Date.now();
+    const sock = net.connect(process.env.DUET_PORT, '127.0.0.1');
+    const text = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n';
+    let i = 0;
+    const timer = setInterval(() => { if (i < text.length) sock.write(text[i++]); }, 700);
+    const done = () => { clearInterval(timer); resolve(Date.now() - t0); };
+    sock.on('close', done);
+    sock.on('error', () => {});
+    setTimeout(() => { sock.destroy(); }, 10000);
+  });
+  check(closedAfter >= 1500 && closedAfter < 5000, `slow client closed at the read timeout (after ${closedAfter} ms)`);
+}
+
+// Keep-alive: two requests on one connection; request ids are echoed or generated.
+{
+  const raw = await rawExchange('GET /health HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: my-id.1\r\n\r\n' +
+                                'GET /api/version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+  checkEq((raw.data.match(/HTTP\/1\.1 200/g) || []).length, 2, 'two pipelined requests on one connection');
+  check(raw.data.includes('X-Request-Id: my-id.1'), 'X-Request-Id echoed');
+  check(/X-Request-Id: req-/.test(raw.data), 'X-Request-Id generated');
+  const bad = await rawExchange('GET /health HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: evil <id>\r\nConnection: close\r\n\r\n');
+  check(/X-Request-Id: req-/.test(bad.data) && !bad.data.includes('evil'), 'unsafe X-Request-Id replaced');
+}
+
+// CORS: an allowed origin gets the headers; a preflight is answered without a key.
+{
+  const r = await request({ path: '/v1/models', headers: { origin: 'http://good.test' } });
+  checkEq(r.status, 200, 'allowed origin');
+  checkEq(r.headers['access-control-allow-origin'], 'http://good.test', 'allowed origin echoed');
+  const pre = await request({ method: 'OPTIONS', path: CHAT, headers: { origin: 'http://good.test', 'access-control-request-method': 'POST' } });
+  checkEq(pre.status, 204, 'preflight from an allowed origin');
+  const same = await request({ path: '/v1/models', headers: { origin: `http://localhost:${process.env.DUET_PORT}`, host: `localhost:${process.env.DUET_PORT}` } });
+  checkEq(same.status, 200, 'same-origin request (the server\'s own page)');
+  const none = await request({ path: '/v1/models' });
+  checkEq(none.headers['access-control-allow-origin'], undefined, 'no CORS headers without an Origin');
+  for (const host of ['localhost', `localhost:${process.env.DUET_PORT}`, '127.0.0.1', `[::1]:${process.env.DUET_PORT}`]) {
+    const h = await request({ path: '/health', headers: { host } });
+    checkEq(h.status, 200, `Host ${host} accepted`);
+  }
+}
+
+const health = await request({ path: '/health' });
+checkEq(health.status, 200, '/health still answers after the catalogue');
+finish('serve_bad_input');
