@@ -30,23 +30,36 @@ inline __mmask32 tail_mask32(int64_t left) {
                     : static_cast<__mmask32>((1u << left) - 1);
 }
 
+// load(): 16 full values; load(m): the values under mask m, zero elsewhere. Plain loads in
+// the main loop matter: GCC treats a masked load as possibly reading the accumulators and
+// then keeps them in memory.
 struct F32Load {
+  static __m512 load(const uint8_t* row, int64_t c) { return _mm512_loadu_ps(row + 4 * c); }
   static __m512 load(const uint8_t* row, int64_t c, __mmask16 m) {
     return _mm512_maskz_loadu_ps(m, row + 4 * c);
   }
 };
 struct F16Load {
+  static __m512 load(const uint8_t* row, int64_t c) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * c)));
+  }
   static __m512 load(const uint8_t* row, int64_t c, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * c));
   }
 };
 struct Bf16Load {  // bf16 is the top half of a float
+  static __m512 widen(__m256i h) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  static __m512 load(const uint8_t* row, int64_t c) {
+    return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * c)));
+  }
   static __m512 load(const uint8_t* row, int64_t c, __mmask16 m) {
-    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + 2 * c));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+    return widen(_mm256_maskz_loadu_epi16(m, row + 2 * c));
   }
 };
 
+// The full-width loop and the masked tail are written out separately (see F32Load).
 template <typename L>
 struct FloatKernel {
   template <int NR, int NT>
@@ -55,7 +68,16 @@ struct FloatKernel {
     __m512 acc[NR][NT];
     for (int r = 0; r < NR; ++r)
       for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
-    for (int64_t c = 0; c < cols; c += 16) {
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) {
+      __m512 wv[NR];
+      for (int r = 0; r < NR; ++r) wv[r] = L::load(w + r * ws, c);
+      for (int t = 0; t < NT; ++t) {
+        const __m512 xv = _mm512_loadu_ps(x + t * xs + 4 * c);
+        for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+      }
+    }
+    if (c < cols) {
       const __mmask16 m = tail_mask16(cols - c);
       __m512 wv[NR];
       for (int r = 0; r < NR; ++r) wv[r] = L::load(w + r * ws, c, m);
@@ -86,7 +108,16 @@ struct Bf16DotKernel {
     __m512 acc[NR][NT];
     for (int r = 0; r < NR; ++r)
       for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
-    for (int64_t c = 0; c < cols; c += 32) {
+    int64_t c = 0;
+    for (; c + 32 <= cols; c += 32) {
+      __m512bh wv[NR];
+      for (int r = 0; r < NR; ++r) wv[r] = (__m512bh)_mm512_loadu_si512(w + r * ws + 2 * c);
+      for (int t = 0; t < NT; ++t) {
+        const __m512bh xv = (__m512bh)_mm512_loadu_si512(x + t * xs + 2 * c);
+        for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], wv[r], xv);
+      }
+    }
+    if (c < cols) {
       const __mmask32 m = tail_mask32(cols - c);
       __m512bh wv[NR];
       for (int r = 0; r < NR; ++r)

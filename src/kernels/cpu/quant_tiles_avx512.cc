@@ -113,6 +113,8 @@ struct Q4_0Weights {
   }
 };
 
+// No masked loads in these loops: GCC treats a masked load as possibly reading the
+// accumulator array and then keeps the accumulators in memory.
 template <typename W>
 struct Blocks32Kernel {
   using Block = typename W::Block;
@@ -129,7 +131,6 @@ struct Blocks32Kernel {
 
     for (int64_t b0 = 0; b0 < nb; b0 += 16) {
       const int n = nb - b0 < 16 ? static_cast<int>(nb - b0) : 16;
-      const __mmask16 live = static_cast<__mmask16>((1u << n) - 1);
       const Block* blk[NR];
       __m512 dw[NR], dx[NT];
       for (int r = 0; r < NR; ++r) {
@@ -139,8 +140,14 @@ struct Blocks32Kernel {
         dw[r] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
       }
       for (int t = 0; t < NT; ++t) {
-        dx[t] = _mm512_maskz_loadu_ps(live, a[t].d + b0);
-        const __m512 sx = _mm512_maskz_loadu_ps(live, a[t].s + b0);
+        // Copied through zero-padded locals rather than masked loads (see the note above).
+        alignas(64) float d16[16] = {}, s16[16] = {};
+        for (int i = 0; i < n; ++i) {
+          d16[i] = a[t].d[b0 + i];
+          s16[i] = a[t].s[b0 + i];
+        }
+        dx[t] = _mm512_load_ps(d16);
+        const __m512 sx = _mm512_load_ps(s16);
         for (int r = 0; r < NR; ++r)
           acc[r][t] =
               _mm512_fnmadd_ps(_mm512_mul_ps(dw[r], _mm512_set1_ps(W::kShift)), sx, acc[r][t]);
@@ -157,9 +164,11 @@ struct Blocks32Kernel {
           wv[r] = W::codes(blk[r] + 2 * p, two);
           rs[r] = _mm512_permutexvar_ps(idx, dw[r]);
         }
-        const __mmask64 bytes = two ? ~0ull : 0xFFFFFFFFull;
         for (int t = 0; t < NT; ++t) {
-          const __m512i av = _mm512_maskz_loadu_epi8(bytes, a[t].qs + (b0 + 2 * p) * 32);
+          const int8_t* q8 = a[t].qs + (b0 + 2 * p) * 32;
+          const __m512i av = two ? _mm512_loadu_si512(q8)
+                                 : _mm512_zextsi256_si512(
+                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q8)));
           const __m512 xv = _mm512_permutexvar_ps(idx, dx[t]);
           for (int r = 0; r < NR; ++r) {
             const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wv[r], av);
@@ -233,7 +242,7 @@ struct K45Kernel {
         __m512i av[4];
         for (int g = 0; g < 4; ++g) av[g] = _mm512_loadu_si512(q8 + 64 * g);
         const float dx = a[t].d[sb];
-        const __m512 s32 = _mm512_maskz_loadu_ps(0xFF, a[t].s32 + sb * 8);
+        const __m512 s32 = _mm512_zextps256_ps512(_mm256_loadu_ps(a[t].s32 + sb * 8));
         for (int r = 0; r < NR; ++r) {
           __m512i isum = _mm512_setzero_si512();
           for (int g = 0; g < 4; ++g)
