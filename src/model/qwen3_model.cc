@@ -151,6 +151,15 @@ Status Qwen3Model::forward_batch(std::span<const ForwardChunk> chunks, KvStorage
   return Status::ok();
 }
 
+size_t Qwen3Model::weight_bytes_read_per_token() const {
+  auto bytes = [](const WeightMatrix& w) { return w.row_bytes * static_cast<size_t>(w.rows); };
+  size_t total = bytes(weights_.output) + weights_.token_embd.row_bytes;
+  for (const Qwen3Layer& l : weights_.layers)
+    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) +
+             bytes(l.w_down);
+  return total;
+}
+
 Status Qwen3Model::forward(std::span<const int32_t> tokens, SequenceKv& seq, bool all_logits,
                            std::vector<float>& logits) {
   constexpr int64_t kBlock = 256;

@@ -65,6 +65,9 @@ class Qwen3Model {
   Status forward_batch(std::span<const ForwardChunk> chunks, KvStorage& kv,
                        std::vector<float>& logits);
 
+  // Bytes of weights one decode step reads: every matrix once, one embedding row.
+  size_t weight_bytes_read_per_token() const;
+
   // Single-sequence convenience over forward_batch.
   SequenceKv new_sequence() const { return SequenceKv(); }
   Status forward(std::span<const int32_t> tokens, SequenceKv& seq, bool all_logits,
