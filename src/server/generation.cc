@@ -184,20 +184,6 @@ class Generation : public std::enable_shared_from_this<Generation> {
     f.timings.prompt_eval_ns = steady_ns(first) - steady_ns(scheduled);
     f.timings.eval_ns = steady_ns(s.finished) - steady_ns(first);
 
-    ctx_.metrics.observe_e2e(seconds_between(s.submitted, s.finished));
-    ctx_.metrics.observe_queue_time(seconds_between(s.submitted, scheduled));
-    ctx_.metrics.request_finished(reason, s.prompt_tokens, s.generated_tokens, s.reasoning_tokens,
-                                  s.cached_prompt_tokens);
-    char line[200];
-    std::snprintf(line, sizeof line,
-                  "finished: %s, prompt %lld (cached %lld), generated %lld (reasoning %lld), %.1f ms",
-                  reason.c_str(), static_cast<long long>(s.prompt_tokens),
-                  static_cast<long long>(s.cached_prompt_tokens),
-                  static_cast<long long>(s.generated_tokens),
-                  static_cast<long long>(s.reasoning_tokens),
-                  seconds_between(s.submitted, s.finished) * 1e3);
-    ctx_.log.info(ex_->request_id(), line);
-
     if (!client_gone_) {
       if (last.finish == FinishReason::kError) {
         ctx_.log.error(ex_->request_id(), "engine error: " + last.error);
@@ -225,7 +211,24 @@ class Generation : public std::enable_shared_from_this<Generation> {
     } else {
       respond_error(*ex_, 499, "client closed the request");
     }
+    // The response's last bytes are queued: the request no longer holds a place (the drain
+    // and the queue bound count these). Metrics after, so that a finished request seen in
+    // /metrics has already given its place back.
     ctx_.active_generations.fetch_sub(1);
+    ctx_.metrics.observe_e2e(seconds_between(s.submitted, s.finished));
+    ctx_.metrics.observe_queue_time(seconds_between(s.submitted, scheduled));
+    ctx_.metrics.request_finished(reason, s.prompt_tokens, s.generated_tokens, s.reasoning_tokens,
+                                  s.cached_prompt_tokens);
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "finished: %s, prompt %lld (cached %lld), generated %lld (reasoning %lld), %.1f ms",
+                  reason.c_str(), static_cast<long long>(s.prompt_tokens),
+                  static_cast<long long>(s.cached_prompt_tokens),
+                  static_cast<long long>(s.generated_tokens),
+                  static_cast<long long>(s.reasoning_tokens),
+                  seconds_between(s.submitted, s.finished) * 1e3);
+    ctx_.log.info(ex_->request_id(), line);
+
     self_.reset();  // the handle's on_event holds only a weak reference
   }
 
