@@ -1,5 +1,8 @@
 #include "text/bpe_tables.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "text/unicode.h"
 
 namespace duet {
@@ -37,9 +40,10 @@ std::string byte_level_spelling(uint8_t b) {
 int byte_of_code_point(uint32_t cp) { return cp < kAlphabetEnd ? kCodePointBytes[cp] : -1; }
 
 MergeTable::MergeTable(size_t n_merges) {
+  // At most 60% full: short probe runs, and Qwen3's 151k merges fit in 4 MiB.
   size_t capacity = 16;
   int bits = 4;
-  while (capacity < 2 * n_merges) capacity *= 2, ++bits;
+  while (capacity * 3 < n_merges * 5) capacity *= 2, ++bits;
   slots_.assign(capacity, Entry{kEmpty, 0, 0});
   mask_ = capacity - 1;
   shift_ = 64 - bits;
@@ -57,22 +61,31 @@ void MergeTable::insert(int32_t left, int32_t right, int32_t rank, int32_t merge
   }
 }
 
+PieceCache::PieceCache() : slots_(kSlots) {}
+
 bool PieceCache::get(std::string_view piece, std::vector<int32_t>* out) const {
   if (piece.size() > kMaxPieceBytes) return false;
-  const Shard& shard = shards_[shard_of(Hash{}(piece))];
-  std::lock_guard<std::mutex> lock(shard.mu);
-  auto it = shard.map.find(piece);
-  if (it == shard.map.end()) return false;
-  out->insert(out->end(), it->second.begin(), it->second.end());
+  const uint64_t hash = std::hash<std::string_view>{}(piece);
+  const size_t i = hash & (kSlots - 1);
+  const Slot& slot = slots_[i];
+  std::lock_guard<std::mutex> lock(stripes_[i % kStripes]);
+  if (slot.hash != hash || slot.len != piece.size() || std::memcmp(slot.piece, piece.data(), piece.size()) != 0)
+    return false;
+  out->insert(out->end(), slot.ids, slot.ids + slot.n_ids);
   return true;
 }
 
 void PieceCache::put(std::string_view piece, std::span<const int32_t> ids) {
-  if (piece.size() > kMaxPieceBytes) return;
-  Shard& shard = shards_[shard_of(Hash{}(piece))];
-  std::lock_guard<std::mutex> lock(shard.mu);
-  if (shard.map.size() >= kMaxEntriesPerShard) shard.map.clear();
-  shard.map.emplace(std::string(piece), std::vector<int32_t>(ids.begin(), ids.end()));
+  if (piece.size() > kMaxPieceBytes || piece.size() < 2 || ids.size() > kMaxIds) return;
+  const uint64_t hash = std::hash<std::string_view>{}(piece);
+  const size_t i = hash & (kSlots - 1);
+  Slot& slot = slots_[i];
+  std::lock_guard<std::mutex> lock(stripes_[i % kStripes]);
+  slot.hash = hash;
+  slot.len = static_cast<uint8_t>(piece.size());
+  slot.n_ids = static_cast<uint8_t>(ids.size());
+  std::memcpy(slot.piece, piece.data(), piece.size());
+  std::copy(ids.begin(), ids.end(), slot.ids);
 }
 
 }  // namespace duet

@@ -9,7 +9,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace duet {
@@ -21,8 +20,8 @@ std::string byte_level_spelling(uint8_t b);
 // The byte that code point `cp` spells, or -1 when `cp` is not in the alphabet.
 int byte_of_code_point(uint32_t cp);
 
-// Merges by (left id, right id): open addressing with linear probing, about 16 bytes a
-// slot at most half full. Lookups are the inner loop of encoding.
+// Merges by (left id, right id): open addressing with linear probing, 16-byte slots at
+// most 60% full. Lookups are the inner loop of encoding.
 class MergeTable {
  public:
   struct Entry {
@@ -73,32 +72,35 @@ struct MergeCandidate {
   }
 };
 
-// piece -> ids, for pieces up to kMaxPieceBytes. Sharded, each shard behind its own mutex,
-// so that threads sharing a Tokenizer rarely wait on each other. A full shard is emptied
-// (text repeats locally, so recent pieces are what matter), which bounds memory to about
-// kShards * kMaxEntriesPerShard entries.
+// piece -> ids for short pieces (most pieces of natural text): a fixed array of slots,
+// each holding one piece and its ids inline, found by hash and simply overwritten by a
+// newer piece that hashes to the same slot. No allocation after construction; memory is
+// fixed (kSlots * 64 bytes = 4 MiB). Slots are guarded by striped mutexes, so threads
+// sharing a Tokenizer rarely wait on each other.
 class PieceCache {
  public:
-  static constexpr size_t kMaxPieceBytes = 64;
+  static constexpr size_t kMaxPieceBytes = 22;
+  static constexpr size_t kMaxIds = 8;
 
+  PieceCache();
   // Appends the cached ids of `piece` to *out; false when absent.
   bool get(std::string_view piece, std::vector<int32_t>* out) const;
   void put(std::string_view piece, std::span<const int32_t> ids);
 
  private:
-  static constexpr size_t kShards = 16;
-  static constexpr size_t kMaxEntriesPerShard = 4096;
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  static constexpr size_t kSlots = size_t{1} << 16;
+  static constexpr size_t kStripes = 64;
+  struct Slot {
+    uint64_t hash = 0;
+    uint8_t len = 0;  // 0: empty (cached pieces have at least 2 bytes)
+    uint8_t n_ids = 0;
+    char piece[kMaxPieceBytes];
+    int32_t ids[kMaxIds];
   };
-  struct Shard {
-    mutable std::mutex mu;
-    std::unordered_map<std::string, std::vector<int32_t>, Hash, std::equal_to<>> map;
-  };
-  static size_t shard_of(size_t hash) { return (hash >> 7) % kShards; }
+  static_assert(sizeof(Slot) == 64, "one cache line per slot");
 
-  std::array<Shard, kShards> shards_;
+  std::vector<Slot> slots_;
+  mutable std::array<std::mutex, kStripes> stripes_;
 };
 
 }  // namespace duet
