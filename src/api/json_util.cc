@@ -9,14 +9,20 @@ int json_nesting_depth(std::string_view text) {
   bool in_string = false, escaped = false;
   for (char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') max_depth = std::max(max_depth, ++depth);
-    else if (c == ']' || c == '}') --depth;
+    if (c == '"')
+      in_string = true;
+    else if (c == '[' || c == '{')
+      max_depth = std::max(max_depth, ++depth);
+    else if (c == ']' || c == '}')
+      --depth;
   }
   return max_depth;
 }
@@ -24,8 +30,8 @@ int json_nesting_depth(std::string_view text) {
 Result<Json> parse_request_body(std::string_view body) {
   if (body.empty()) return Status::error("the request body is empty; expected a JSON object");
   if (json_nesting_depth(body) > kMaxJsonDepth)
-    return Status::error("the request body is nested more than " +
-                         std::to_string(kMaxJsonDepth) + " levels deep");
+    return Status::error("the request body is nested more than " + std::to_string(kMaxJsonDepth) +
+                         " levels deep");
   Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     return Status::error("the request body is not valid JSON (or not valid UTF-8)");
@@ -68,10 +74,12 @@ Result<std::optional<double>> get_number(const Json& obj, std::string_view name)
 }
 
 Result<int64_t> as_int(const Json& v, std::string_view what, int64_t lo, int64_t hi) {
-  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  const std::string range =
+      "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (v.is_number_unsigned()) {
     const uint64_t u = v.get<uint64_t>();
-    if (u > static_cast<uint64_t>(hi) || static_cast<int64_t>(u) < lo) return field_error(what, range);
+    if (u > static_cast<uint64_t>(hi) || static_cast<int64_t>(u) < lo)
+      return field_error(what, range);
     return static_cast<int64_t>(u);
   }
   if (v.is_number_integer()) {

@@ -10,18 +10,22 @@ Result<ThinkDefault> parse_think_default(std::string_view text) {
   auto d = parse_server_thinking_default(text);
   if (!d) return d.status();
   switch (*d) {
-    case ServerThinkingDefault::kOn: return ThinkDefault::kOn;
-    case ServerThinkingDefault::kOff: return ThinkDefault::kOff;
-    case ServerThinkingDefault::kAuto: return ThinkDefault::kAuto;
+    case ServerThinkingDefault::kOn:
+      return ThinkDefault::kOn;
+    case ServerThinkingDefault::kOff:
+      return ThinkDefault::kOff;
+    case ServerThinkingDefault::kAuto:
+      return ThinkDefault::kAuto;
   }
   return ThinkDefault::kAuto;
 }
 
 Result<ModeDecision> decide_mode(const nlohmann::ordered_json& request,
                                  ThinkDefault server_default) {
-  const ServerThinkingDefault d = server_default == ThinkDefault::kOn   ? ServerThinkingDefault::kOn
-                                  : server_default == ThinkDefault::kOff ? ServerThinkingDefault::kOff
-                                                                         : ServerThinkingDefault::kAuto;
+  const ServerThinkingDefault d = server_default == ThinkDefault::kOn ? ServerThinkingDefault::kOn
+                                  : server_default == ThinkDefault::kOff
+                                      ? ServerThinkingDefault::kOff
+                                      : ServerThinkingDefault::kAuto;
   auto r = resolve_thinking(nlohmann::json(request), d);
   if (!r) return r.status();
   ModeDecision m;

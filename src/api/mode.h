@@ -4,11 +4,10 @@
 // mode.cc includes it.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
 
@@ -21,8 +20,8 @@ Result<ThinkDefault> parse_think_default(std::string_view text);
 
 struct ModeDecision {
   bool thinking = false;
-  std::string source;  // "chat_template_kwargs", "think", "soft_switch", "auto", ...
-  std::string reason;  // e.g. "auto: math: equation"
+  std::string source;         // "chat_template_kwargs", "think", "soft_switch", "auto", ...
+  std::string reason;         // e.g. "auto: math: equation"
   std::optional<int> budget;  // reasoning-token cap; absent = none
   bool hard_disabled = false;
 };

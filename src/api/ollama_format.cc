@@ -18,7 +18,8 @@ std::string line(const ordered_json& j) {
 // RFC 3339 with nanoseconds, UTC, as Ollama writes created_at.
 std::string now_rfc3339() {
   const auto now = std::chrono::system_clock::now();
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
@@ -49,7 +50,8 @@ class OllamaFormatter : public ResponseFormatter {
     ordered_json j = object(d.content, d.reasoning, d.finished_calls);
     j["done"] = false;
     if (stamp)
-      j["duet_debug"] = {{"engine_ns", stamp->engine_ns}, {"write_ns", stamp->write_ns},
+      j["duet_debug"] = {{"engine_ns", stamp->engine_ns},
+                         {"write_ns", stamp->write_ns},
                          {"tokens", stamp->tokens}};
     return line(j);
   }
@@ -73,8 +75,10 @@ class OllamaFormatter : public ResponseFormatter {
   // The answer to a request with no prompt: Ollama loads (or unloads) the model.
   static std::string lifecycle(const FormatterConfig& c, const char* reason) {
     ordered_json j = {{"model", c.model}, {"created_at", now_rfc3339()}};
-    if (c.endpoint == Endpoint::kChat) j["message"] = {{"role", "assistant"}, {"content", ""}};
-    else j["response"] = "";
+    if (c.endpoint == Endpoint::kChat)
+      j["message"] = {{"role", "assistant"}, {"content", ""}};
+    else
+      j["response"] = "";
     j["done"] = true;
     j["done_reason"] = reason;
     return line(j);

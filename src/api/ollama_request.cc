@@ -13,7 +13,8 @@ namespace {
 // "300ms", and plain numbers of seconds. Returns the seconds (negative: forever).
 Result<double> parse_keep_alive(const Json& v) {
   if (v.is_number()) return v.get<double>();
-  if (!v.is_string()) return field_error("keep_alive", "a duration (\"5m\") or a number of seconds");
+  if (!v.is_string())
+    return field_error("keep_alive", "a duration (\"5m\") or a number of seconds");
   const std::string& s = v.get_ref<const std::string&>();
   const auto bad = field_error("keep_alive", "a duration such as \"5m\", \"1h\", \"-1\" or \"0\"");
   if (s.empty() || s.size() > 32) return bad;
@@ -33,13 +34,20 @@ Result<double> parse_keep_alive(const Json& v) {
     while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
     const std::string unit = s.substr(unit_start, i - unit_start);
     double scale = 0;
-    if (unit.empty()) scale = (unit_start == s.size() && !any) ? 1 : 0;  // a bare number
-    else if (unit == "h") scale = 3600;
-    else if (unit == "m") scale = 60;
-    else if (unit == "s") scale = 1;
-    else if (unit == "ms") scale = 1e-3;
-    else if (unit == "us" || unit == "µs") scale = 1e-6;
-    else if (unit == "ns") scale = 1e-9;
+    if (unit.empty())
+      scale = (unit_start == s.size() && !any) ? 1 : 0;  // a bare number
+    else if (unit == "h")
+      scale = 3600;
+    else if (unit == "m")
+      scale = 60;
+    else if (unit == "s")
+      scale = 1;
+    else if (unit == "ms")
+      scale = 1e-3;
+    else if (unit == "us" || unit == "µs")
+      scale = 1e-6;
+    else if (unit == "ns")
+      scale = 1e-9;
     if (scale == 0) return bad;
     total += n * scale;
     any = true;
@@ -76,7 +84,8 @@ Status read_options(const Json& body, const RequestLimits& limits, ApiRequest& r
   if (seed && *seed >= 0) s.seed = static_cast<uint64_t>(*seed);  // Ollama: -1 is random
   DUET_ASSIGN(num_predict, get_int(*o, "num_predict", -2, limits.max_tokens_cap));
   if (num_predict) {
-    if (*num_predict == 0) return field_error("options.num_predict", "-1, -2 or a positive integer");
+    if (*num_predict == 0)
+      return field_error("options.num_predict", "-1, -2 or a positive integer");
     if (*num_predict > 0) r.max_tokens = *num_predict;  // -1 and -2: until the context is full
   }
   // Accepted and checked, with no effect here: the context is the server's, threads are the
@@ -106,7 +115,8 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
   if (const Json* f = find_field(body, "format")) {
     if (f->is_string()) {
       const std::string& s = f->get_ref<const std::string&>();
-      if (!s.empty() && s != "json") return field_error("format", "\"json\" or a JSON schema object");
+      if (!s.empty() && s != "json")
+        return field_error("format", "\"json\" or a JSON schema object");
       if (!s.empty()) r.response_format = "json_object";
     } else if (f->is_object()) {
       r.response_format = "json_schema";
@@ -149,7 +159,8 @@ Result<ApiRequest> parse_ollama_generate(const Json& body, const RequestLimits& 
   DUET_ASSIGN(raw, get_bool(body, "raw"));
   DUET_ASSIGN(suffix, get_string(body, "suffix"));
   if (suffix && !suffix->empty()) return Status::error("suffix is not supported");
-  if (const Json* images = find_field(body, "images"); images && !(images->is_array() && images->empty()))
+  if (const Json* images = find_field(body, "images");
+      images && !(images->is_array() && images->empty()))
     return Status::error("images are not supported by this model");
   r.prompt = prompt.value_or("");
   r.system = system.value_or("");

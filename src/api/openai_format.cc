@@ -27,9 +27,8 @@ ordered_json chat_logprobs(const std::vector<LogprobEntry>& entries) {
   for (const LogprobEntry& e : entries) {
     ordered_json top = ordered_json::array();
     for (size_t i = 0; i < e.top.size(); ++i)
-      top.push_back({{"token", e.top[i].first},
-                     {"logprob", e.top[i].second},
-                     {"bytes", e.top_bytes[i]}});
+      top.push_back(
+          {{"token", e.top[i].first}, {"logprob", e.top[i].second}, {"bytes", e.top_bytes[i]}});
     content.push_back(
         {{"token", e.token}, {"logprob", e.logprob}, {"bytes", e.bytes}, {"top_logprobs", top}});
   }
@@ -49,7 +48,10 @@ ordered_json completion_logprobs(const std::vector<LogprobEntry>& entries, int64
     offsets.push_back(offset);
     offset += static_cast<int64_t>(e.bytes.size());
   }
-  return {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
+  return {{"tokens", tokens},
+          {"token_logprobs", lps},
+          {"top_logprobs", tops},
+          {"text_offset", offsets}};
 }
 
 ordered_json debug_json(const DebugStamp& s) {
@@ -79,8 +81,8 @@ class OpenAIFormatter : public ResponseFormatter {
     if (!chat()) {
       // Completions: text only (reasoning, if any, is inline in raw mode).
       if (d.content.empty() && d.logprobs.empty() && stamp == nullptr) return {};
-      ordered_json choice = {{"index", 0}, {"text", d.content}, {"logprobs", nullptr},
-                             {"finish_reason", nullptr}};
+      ordered_json choice = {
+          {"index", 0}, {"text", d.content}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
       if (c_.logprobs) choice["logprobs"] = completion_logprobs(d.logprobs, text_offset_);
       ordered_json j = head("text_completion");
       j["choices"] = ordered_json::array({choice});
@@ -145,8 +147,8 @@ class OpenAIFormatter : public ResponseFormatter {
     ordered_json choice;
     if (chat()) {
       ordered_json message = {{"role", "assistant"}};
-      message["content"] = content_.empty() && !calls_.empty() ? ordered_json(nullptr)
-                                                               : ordered_json(content_);
+      message["content"] =
+          content_.empty() && !calls_.empty() ? ordered_json(nullptr) : ordered_json(content_);
       if (!reasoning_.empty()) {
         message["reasoning_content"] = reasoning_;
         message["reasoning"] = reasoning_;
@@ -156,10 +158,12 @@ class OpenAIFormatter : public ResponseFormatter {
         for (const ParsedToolCall& c : calls_) calls.push_back(tool_call_json(c));
         message["tool_calls"] = std::move(calls);
       }
-      choice = {{"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", f.reason}};
+      choice = {
+          {"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", f.reason}};
       if (c_.logprobs) choice["logprobs"] = chat_logprobs(logprobs_);
     } else {
-      choice = {{"index", 0}, {"text", content_}, {"logprobs", nullptr}, {"finish_reason", f.reason}};
+      choice = {
+          {"index", 0}, {"text", content_}, {"logprobs", nullptr}, {"finish_reason", f.reason}};
       int64_t offset = 0;
       if (c_.logprobs) choice["logprobs"] = completion_logprobs(logprobs_, offset);
     }
@@ -179,10 +183,11 @@ class OpenAIFormatter : public ResponseFormatter {
 
   ordered_json chunk(ordered_json delta, const std::vector<LogprobEntry>* logprobs) const {
     ordered_json j = head("chat.completion.chunk");
-    j["choices"] = ordered_json::array({{{"index", 0},
-                                         {"delta", std::move(delta)},
-                                         {"logprobs", logprobs ? chat_logprobs(*logprobs) : nullptr},
-                                         {"finish_reason", nullptr}}});
+    j["choices"] =
+        ordered_json::array({{{"index", 0},
+                              {"delta", std::move(delta)},
+                              {"logprobs", logprobs ? chat_logprobs(*logprobs) : nullptr},
+                              {"finish_reason", nullptr}}});
     return j;
   }
 
@@ -202,7 +207,8 @@ void ResponseFormatter::accumulate(const OutputDelta& d) {
 nlohmann::ordered_json mode_json(const FinishInfo& f) {
   ordered_json j;
   if (!f.mode_applies) {
-    j = {{"thinking", nullptr}, {"mode_source", "raw_prompt"},
+    j = {{"thinking", nullptr},
+         {"mode_source", "raw_prompt"},
          {"reason", "raw prompt: no chat template, so the prompt itself sets the mode"}};
     return j;
   }

@@ -65,8 +65,10 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
   // max_completion_tokens is the newer name; it wins when both are given.
   DUET_ASSIGN(max_tokens, get_int(body, "max_tokens", 1, limits.max_tokens_cap));
   DUET_ASSIGN(max_completion, get_int(body, "max_completion_tokens", 1, limits.max_tokens_cap));
-  if (max_completion) r.max_tokens = max_completion;
-  else if (max_tokens) r.max_tokens = max_tokens;
+  if (max_completion)
+    r.max_tokens = max_completion;
+  else if (max_tokens)
+    r.max_tokens = max_tokens;
   DUET_ASSIGN(min_tokens, get_int(body, "min_tokens", 0, limits.max_tokens_cap));
   r.min_tokens = min_tokens.value_or(0);
   if (r.max_tokens && r.min_tokens > *r.max_tokens)
@@ -196,7 +198,8 @@ Result<ApiRequest> parse_openai_completion(const Json& body, const RequestLimits
   } else if (p->is_array() && p->size() > 1) {
     return Status::error("prompt: one prompt per request (batches are not supported)");
   } else {
-    return field_error("prompt", "a string, an array of token ids, or a one-element array of either");
+    return field_error("prompt",
+                       "a string, an array of token ids, or a one-element array of either");
   }
   if (r.prompt.empty() && (!r.prompt_ids || r.prompt_ids->empty()))
     return Status::error("prompt must not be empty");

@@ -12,7 +12,11 @@ std::string lossy_utf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xE  ? 3
+                 : (c >> 3) == 0x1E ? 4
+                                    : 0;
     bool ok = len > 0 && i + len <= s.size();
     for (size_t k = 1; ok && k < len; ++k)
       ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;

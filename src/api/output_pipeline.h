@@ -34,7 +34,7 @@ struct OutputOptions {
 
 struct ToolCallDelta {
   int index = 0;
-  bool begin = false;     // first delta of this call: id and name are set
+  bool begin = false;  // first delta of this call: id and name are set
   std::string id, name;
   std::string arguments;  // a fragment of the arguments' JSON text
 };

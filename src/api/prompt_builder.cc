@@ -61,8 +61,7 @@ Result<std::vector<int32_t>> render_chat(const ApiRequest& r, const PromptContex
   }
   const std::string marker =
       pick_marker(messages.dump(-1, ' ', false, Json::error_handler_t::replace) + prefill +
-                  c.chat_template->source() +
-                  (r.tools.is_null() ? std::string() : r.tools.dump()));
+                  c.chat_template->source() + (r.tools.is_null() ? std::string() : r.tools.dump()));
   mark_strings(messages, marker);
   replace_all(prefill, "<|", marker);
 

@@ -99,7 +99,8 @@ Status normalize_messages(const Json& messages, const RequestLimits& limits, Dia
     DUET_TRY(content_text(m, where, role == "assistant" || role == "tool", content));
     n["content"] = std::move(content);
     if (dialect == Dialect::kOllama) {
-      if (const Json* images = find_field(m, "images"); images && !(images->is_array() && images->empty()))
+      if (const Json* images = find_field(m, "images");
+          images && !(images->is_array() && images->empty()))
         return Status::error(where + ": images are not supported by this model");
     }
     if (role == "assistant") {
@@ -157,7 +158,8 @@ Status read_tools(const Json& body, const RequestLimits& limits, Json& out) {
     const std::string where = at("tools", i);
     if (!t.is_object()) return field_error(where, "an object");
     const Json* type = find_field(t, "type");
-    if (type != nullptr && (!type->is_string() || type->get_ref<const std::string&>() != "function"))
+    if (type != nullptr &&
+        (!type->is_string() || type->get_ref<const std::string&>() != "function"))
       return field_error(where + ".type", "\"function\"");
     const Json* fn = find_field(t, "function");
     if (fn == nullptr || !fn->is_object()) return Status::error(where + ".function is required");
@@ -204,7 +206,8 @@ Status read_reasoning_format(const Json& body, ApiRequest& r) {
   if (!format) return format.status();
   if (*format) {
     const std::string& f = **format;
-    if (f == "raw" || f == "none") r.reasoning = ReasoningOutput::kRaw;
+    if (f == "raw" || f == "none")
+      r.reasoning = ReasoningOutput::kRaw;
     else if (f == "parsed" || f == "auto" || f == "deepseek" || f == "separate")
       r.reasoning = ReasoningOutput::kSeparate;
     else

@@ -37,13 +37,13 @@ struct ApiRequest {
   bool include_usage = false;  // OpenAI stream_options.include_usage
 
   // The prompt.
-  Json messages = Json::array();  // chat: normalised for the template (content is a string)
+  Json messages = Json::array();        // chat: normalised for the template (content is a string)
   bool continue_final_message = false;  // the last message is an assistant prefill
   std::string prompt;                   // completion text
   std::optional<std::vector<int64_t>> prompt_ids;  // OpenAI completions given token ids
-  std::string system;                   // Ollama generate's system prompt
-  bool raw_prompt = false;              // no chat template (OpenAI completions, Ollama raw)
-  Json tools;                           // null or an array of {"type":"function",...}
+  std::string system;                              // Ollama generate's system prompt
+  bool raw_prompt = false;                // no chat template (OpenAI completions, Ollama raw)
+  Json tools;                             // null or an array of {"type":"function",...}
   Json template_kwargs = Json::object();  // chat_template_kwargs
 
   // Sampling and limits. Fields the client left out get the mode's defaults later.
@@ -52,8 +52,8 @@ struct ApiRequest {
   std::optional<int64_t> max_tokens;  // unset: as many as the context allows
   int64_t min_tokens = 0;
   bool ignore_eos = false;
-  std::vector<int64_t> stop_token_ids;   // checked against the vocabulary later
-  std::vector<std::string> stop;         // stop strings (on the answer's text)
+  std::vector<int64_t> stop_token_ids;  // checked against the vocabulary later
+  std::vector<std::string> stop;        // stop strings (on the answer's text)
 
   // Output.
   bool skip_special_tokens = true;
@@ -78,7 +78,8 @@ struct RequestLimits {
   size_t max_tools = 128;
   size_t max_logit_bias = 1024;
   size_t max_stop_token_ids = 64;
-  int64_t max_tokens_cap = 1 << 30;  // larger max_tokens values are refused (then clamped to the context)
+  int64_t max_tokens_cap =
+      1 << 30;  // larger max_tokens values are refused (then clamped to the context)
 };
 
 Result<ApiRequest> parse_openai_chat(const Json& body, const RequestLimits& limits = {});

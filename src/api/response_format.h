@@ -71,9 +71,9 @@ class ResponseFormatter {
 struct FormatterConfig {
   Dialect dialect = Dialect::kOpenAI;
   Endpoint endpoint = Endpoint::kChat;
-  std::string model;      // the name to report
-  std::string id;         // "chatcmpl-…", "cmpl-…"
-  int64_t created = 0;    // unix seconds
+  std::string model;    // the name to report
+  std::string id;       // "chatcmpl-…", "cmpl-…"
+  int64_t created = 0;  // unix seconds
   bool include_usage = false;
   bool logprobs = false;
   int completion_logprobs = -1;

@@ -63,7 +63,8 @@ int run_serve(const ServeOptions& options) {
       static_cast<int64_t>(std::max(0.1, options.read_timeout_seconds) * 1000));
   http.max_connections = std::max(1, options.max_connections);
   HttpServer server(
-      http, [&ctx, &router](const std::shared_ptr<Exchange>& ex) { handle_request(ctx, router, ex); },
+      http,
+      [&ctx, &router](const std::shared_ptr<Exchange>& ex) { handle_request(ctx, router, ex); },
       [](std::string_view path, int status, const std::string& message) {
         return error_response(path, status, message);
       },
@@ -79,10 +80,11 @@ int run_serve(const ServeOptions& options) {
     log.error("-", s.message());
     return 1;
   }
-  log.info("-", "duet listening on http://" +
-                    (options.host.find(':') != std::string::npos ? "[" + options.host + "]"
-                                                                 : options.host) +
-                    ":" + std::to_string(server.port()) + " (loading the model; /ready says 503 until done)");
+  log.info(
+      "-",
+      "duet listening on http://" +
+          (options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host) +
+          ":" + std::to_string(server.port()) + " (loading the model; /ready says 503 until done)");
 
   // Load in the background so /health and /ready answer meanwhile.
   std::thread loader([&] {
@@ -110,11 +112,11 @@ int run_serve(const ServeOptions& options) {
   if (exit_code == 0) {
     // Drain: /ready → 503, new generations → 503, in-flight ones may finish.
     ctx.draining.store(true);
-    log.info("-", "draining: waiting up to " + std::to_string(options.drain_seconds) +
-                      " s for " + std::to_string(ctx.active_generations.load()) +
-                      " request(s) in flight");
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(static_cast<int64_t>(options.drain_seconds * 1000));
+    log.info("-", "draining: waiting up to " + std::to_string(options.drain_seconds) + " s for " +
+                      std::to_string(ctx.active_generations.load()) + " request(s) in flight");
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::milliseconds(static_cast<int64_t>(options.drain_seconds * 1000));
     std::unique_lock<std::mutex> lock(life.mu);
     while (ctx.active_generations.load() > 0 && std::chrono::steady_clock::now() < deadline) {
       // A second signal means: stop now.

@@ -24,12 +24,10 @@ HttpResponse json_response(int status, std::string body) {
   return res;
 }
 
-void handle_request(ServerContext& ctx, const Router& router,
-                    const std::shared_ptr<Exchange>& ex) {
+void handle_request(ServerContext& ctx, const Router& router, const std::shared_ptr<Exchange>& ex) {
   const HttpRequest& req = ex->request();
   const std::string_view host = req.header("host").value_or("");
-  if (ctx.bound_to_loopback && !(host.empty() && req.version < 11) &&
-      !host_header_allowed(host)) {
+  if (ctx.bound_to_loopback && !(host.empty() && req.version < 11) && !host_header_allowed(host)) {
     return respond_error(*ex, 403,
                          "Host header not allowed: this server is bound to loopback and answers "
                          "only localhost, 127.0.0.1 or [::1]");
@@ -37,8 +35,9 @@ void handle_request(ServerContext& ctx, const Router& router,
   const std::string_view origin = req.header("origin").value_or("");
   const OriginVerdict verdict = check_origin(origin, host, ctx.options.cors_origins);
   if (verdict == OriginVerdict::kRefused)
-    return respond_error(*ex, 403, "cross-origin requests from this origin are not allowed "
-                                   "(see --cors-origin)");
+    return respond_error(*ex, 403,
+                         "cross-origin requests from this origin are not allowed "
+                         "(see --cors-origin)");
   if (verdict == OriginVerdict::kAllowed) {
     ex->add_default_header({"Access-Control-Allow-Origin", std::string(origin)});
     ex->add_default_header({"Vary", "Origin"});
@@ -68,7 +67,8 @@ void handle_request(ServerContext& ctx, const Router& router,
   if (m.handler == nullptr) {
     // The path is the client's text: not echoed back.
     if (!m.path_known) return respond_error(*ex, 404, "unknown route");
-    HttpResponse res = error_response(req.path, 405, "method not allowed on this route; use " + m.allow);
+    HttpResponse res =
+        error_response(req.path, 405, "method not allowed on this route; use " + m.allow);
     res.headers.push_back({"Allow", m.allow});
     return ex->respond(std::move(res));
   }

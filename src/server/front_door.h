@@ -10,8 +10,7 @@
 
 namespace duet {
 
-void handle_request(ServerContext& ctx, const Router& router,
-                    const std::shared_ptr<Exchange>& ex);
+void handle_request(ServerContext& ctx, const Router& router, const std::shared_ptr<Exchange>& ex);
 
 // An error response in the dialect of the request's path.
 HttpResponse error_response(std::string_view path, int status, const std::string& message);

@@ -61,7 +61,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
                                          {"X-Duet-Thinking-Mode", mode_header()}};
       ex_->begin_stream(200, formatter_->stream_content_type(), std::move(headers));
       send(formatter_->stream_start());
-      if (request_.dialect == Dialect::kOpenAI && ctx_.options.sse_keepalive_ms > 0) arm_keepalive();
+      if (request_.dialect == Dialect::kOpenAI && ctx_.options.sse_keepalive_ms > 0)
+        arm_keepalive();
     }
     // Events pushed before on_event was set would otherwise wait for the next one.
     schedule_drain();
@@ -77,9 +78,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
     });
   }
 
-  std::string mode_header() const {
-    return duet::mode_header(request_.mode, !request_.raw_prompt);
-  }
+  std::string mode_header() const { return duet::mode_header(request_.mode, !request_.raw_prompt); }
 
   void send(std::string bytes) {
     if (!bytes.empty()) ex_->send(std::move(bytes));
@@ -178,8 +177,10 @@ class Generation : public std::enable_shared_from_this<Generation> {
     f.usage = {s.prompt_tokens, s.generated_tokens, s.cached_prompt_tokens, s.reasoning_tokens};
     f.mode = request_.mode;
     f.mode_applies = !request_.raw_prompt;
-    const Clock::time_point first = s.first_token == Clock::time_point{} ? s.finished : s.first_token;
-    const Clock::time_point scheduled = s.scheduled == Clock::time_point{} ? s.submitted : s.scheduled;
+    const Clock::time_point first =
+        s.first_token == Clock::time_point{} ? s.finished : s.first_token;
+    const Clock::time_point scheduled =
+        s.scheduled == Clock::time_point{} ? s.submitted : s.scheduled;
     f.timings.total_ns = steady_ns(s.finished) - steady_ns(s.submitted);
     f.timings.prompt_eval_ns = steady_ns(first) - steady_ns(scheduled);
     f.timings.eval_ns = steady_ns(s.finished) - steady_ns(first);
@@ -220,13 +221,12 @@ class Generation : public std::enable_shared_from_this<Generation> {
     ctx_.metrics.request_finished(reason, s.prompt_tokens, s.generated_tokens, s.reasoning_tokens,
                                   s.cached_prompt_tokens);
     char line[200];
-    std::snprintf(line, sizeof line,
-                  "finished: %s, prompt %lld (cached %lld), generated %lld (reasoning %lld), %.1f ms",
-                  reason.c_str(), static_cast<long long>(s.prompt_tokens),
-                  static_cast<long long>(s.cached_prompt_tokens),
-                  static_cast<long long>(s.generated_tokens),
-                  static_cast<long long>(s.reasoning_tokens),
-                  seconds_between(s.submitted, s.finished) * 1e3);
+    std::snprintf(
+        line, sizeof line,
+        "finished: %s, prompt %lld (cached %lld), generated %lld (reasoning %lld), %.1f ms",
+        reason.c_str(), static_cast<long long>(s.prompt_tokens),
+        static_cast<long long>(s.cached_prompt_tokens), static_cast<long long>(s.generated_tokens),
+        static_cast<long long>(s.reasoning_tokens), seconds_between(s.submitted, s.finished) * 1e3);
     ctx_.log.info(ex_->request_id(), line);
 
     self_.reset();  // the handle's on_event holds only a weak reference
@@ -306,10 +306,11 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
     ctx.active_generations.fetch_sub(1);
     return respond_error(*ex, 400, handle.message());
   }
-  ctx.log.info(ex->request_id(),
-               "generating: prompt " + std::to_string(prepared->gen.prompt.size()) +
-                   " tokens, max " + std::to_string(prepared->gen.max_tokens) + ", mode " +
-                   mode_header(request.mode, !request.raw_prompt) + " (" + request.mode.reason + ")");
+  ctx.log.info(ex->request_id(), "generating: prompt " +
+                                     std::to_string(prepared->gen.prompt.size()) + " tokens, max " +
+                                     std::to_string(prepared->gen.max_tokens) + ", mode " +
+                                     mode_header(request.mode, !request.raw_prompt) + " (" +
+                                     request.mode.reason + ")");
   auto g = std::make_shared<Generation>(ctx, ex, std::move(request), std::move(prepared.value()),
                                         make_formatter(fc), std::move(out));
   g->start(std::move(handle.value()));

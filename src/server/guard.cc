@@ -78,8 +78,8 @@ OriginVerdict check_origin(std::string_view origin, std::string_view host,
 std::string sanitize_request_id(std::string_view id) {
   if (id.empty() || id.size() > 128) return {};
   for (char c : id) {
-    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-                    c == ':' || c == '-';
+    const bool ok =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-';
     if (!ok) return {};
   }
   return std::string(id);

@@ -1,14 +1,13 @@
 #include "server/http_server.h"
 
-#include <mutex>
-#include <random>
-#include <thread>
-#include <vector>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/strand.hpp>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
 
 #include "server/session.h"
 
@@ -44,24 +43,24 @@ struct HttpServer::Impl {
   }
 
   void accept() {
-    acceptor.async_accept(net::make_strand(ioc), [this](boost::system::error_code ec,
-                                                        tcp::socket socket) {
-      if (ec) {
-        if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-        shared.log.warn("-", "accept failed: " + ec.message());
-      } else {
-        const bool over = shared.connections.load() >= shared.options.max_connections;
-        auto session = std::make_shared<Session>(std::move(socket), shared);
-        {
-          std::lock_guard<std::mutex> lock(sessions_mu);
-          // Forget sessions that are gone, so the list stays as long as the live ones.
-          std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
-          sessions.push_back(session);
-        }
-        session->start(over);
-      }
-      accept();
-    });
+    acceptor.async_accept(
+        net::make_strand(ioc), [this](boost::system::error_code ec, tcp::socket socket) {
+          if (ec) {
+            if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+            shared.log.warn("-", "accept failed: " + ec.message());
+          } else {
+            const bool over = shared.connections.load() >= shared.options.max_connections;
+            auto session = std::make_shared<Session>(std::move(socket), shared);
+            {
+              std::lock_guard<std::mutex> lock(sessions_mu);
+              // Forget sessions that are gone, so the list stays as long as the live ones.
+              std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
+              sessions.push_back(session);
+            }
+            session->start(over);
+          }
+          accept();
+        });
   }
 
   void wait_signal() {
@@ -93,10 +92,8 @@ HttpServer::~HttpServer() { stop(); }
 Status HttpServer::start() {
   Impl& m = *impl_;
   boost::system::error_code ec;
-  auto address = net::ip::make_address(m.shared.options.host == "localhost"
-                                           ? std::string("127.0.0.1")
-                                           : m.shared.options.host,
-                                       ec);
+  auto address = net::ip::make_address(
+      m.shared.options.host == "localhost" ? std::string("127.0.0.1") : m.shared.options.host, ec);
   if (ec) return Status::error("--host '" + m.shared.options.host + "' is not an IP address");
   const tcp::endpoint endpoint(address, m.shared.options.port);
   m.acceptor.open(endpoint.protocol(), ec);

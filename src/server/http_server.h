@@ -28,9 +28,9 @@ struct HttpServerOptions {
   size_t max_body_bytes = size_t{8} << 20;
   size_t max_header_bytes = size_t{16} << 10;
   size_t max_header_fields = 100;
-  std::chrono::milliseconds read_timeout{30000};  // first byte to last byte of a request
-  std::chrono::milliseconds idle_timeout{75000};  // keep-alive wait for the next request
-  std::chrono::milliseconds write_timeout{60000}; // one write to a client that stopped reading
+  std::chrono::milliseconds read_timeout{30000};   // first byte to last byte of a request
+  std::chrono::milliseconds idle_timeout{75000};   // keep-alive wait for the next request
+  std::chrono::milliseconds write_timeout{60000};  // one write to a client that stopped reading
   int max_connections = 512;
 };
 

@@ -12,11 +12,11 @@ std::vector<double> ttft_buckets() {
           1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
 }
 std::vector<double> itl_buckets() {
-  return {0.01, 0.025, 0.05, 0.075, 0.1,  0.15, 0.2,  0.3,  0.4, 0.5,
-          0.75, 1.0,   2.5,  5.0,   7.5,  10.0, 20.0, 40.0, 80.0};
+  return {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+          0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
 }
 std::vector<double> e2e_buckets() {
-  return {0.3,  0.5,  0.8,  1.0,  1.5,  2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
+  return {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
           30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
 }
 
@@ -60,8 +60,7 @@ void Histogram::observe(double value) {
   }
 }
 
-void Histogram::render(std::string& out, const std::string& name,
-                       const std::string& labels) const {
+void Histogram::render(std::string& out, const std::string& name, const std::string& labels) const {
   uint64_t cumulative = 0;
   for (size_t i = 0; i < bounds_.size(); ++i) {
     cumulative += counts_[i];
@@ -180,8 +179,8 @@ std::string ServerMetrics::render(const EngineStats* engine, bool ready) const {
   header(out, "duet:thinking_mode_decisions_total", "counter",
          "Requests by the mode they ran in and what decided it.");
   for (const auto& [key, n] : modes_)
-    out += "duet:thinking_mode_decisions_total{" + model + ",mode=\"" + key.first +
-           "\",source=\"" + label_value(key.second) + "\"} " + std::to_string(n) + "\n";
+    out += "duet:thinking_mode_decisions_total{" + model + ",mode=\"" + key.first + "\",source=\"" +
+           label_value(key.second) + "\"} " + std::to_string(n) + "\n";
   header(out, "duet:requests_cancelled_total", "counter",
          "Requests whose client went away, by the phase they were in.");
   for (const char* phase : {"queued", "prefill", "decode"}) {
@@ -191,14 +190,14 @@ std::string ServerMetrics::render(const EngineStats* engine, bool ready) const {
   }
   header(out, "duet:requests_rejected_total", "counter", "Requests refused before running.");
   for (const auto& [reason, n] : rejected_)
-    out += "duet:requests_rejected_total{" + model + ",reason=\"" + label_value(reason) +
-           "\"} " + std::to_string(n) + "\n";
+    out += "duet:requests_rejected_total{" + model + ",reason=\"" + label_value(reason) + "\"} " +
+           std::to_string(n) + "\n";
   gauge("duet:kv_blocks_used", "KV-cache blocks held by running sequences.",
         static_cast<double>(e.kv.used_blocks));
   gauge("duet:kv_blocks_total", "KV-cache blocks in the pool.",
         static_cast<double>(e.kv.total_blocks));
   counter("duet:engine_requests_cancelled_total", "Requests the engine ended as cancelled.",
-        static_cast<double>(e.requests_cancelled));
+          static_cast<double>(e.requests_cancelled));
   gauge("duet:ready", "1 when the server takes requests (model loaded, not draining).",
         ready ? 1.0 : 0.0);
   return out;

@@ -41,9 +41,8 @@ class ServerMetrics {
   void observe_e2e(double seconds);
   void observe_queue_time(double seconds);
   // A finished request: its finish reason ("stop", "length", "abort", ...) and token counts.
-  void request_finished(const std::string& reason, int64_t prompt_tokens,
-                        int64_t generation_tokens, int64_t reasoning_tokens,
-                        int64_t cached_tokens);
+  void request_finished(const std::string& reason, int64_t prompt_tokens, int64_t generation_tokens,
+                        int64_t reasoning_tokens, int64_t cached_tokens);
   void cancelled(CancelPhase phase);
   void mode_decision(bool thinking, const std::string& source);
   void rejected(const std::string& reason);  // "queue_full", "draining", ...
@@ -55,8 +54,8 @@ class ServerMetrics {
   std::string model_name_;
   Histogram ttft_, itl_, e2e_, queue_;
   int64_t prompt_tokens_ = 0, generation_tokens_ = 0, reasoning_tokens_ = 0, cached_tokens_ = 0;
-  std::map<std::string, int64_t> finished_;   // by finish reason
-  std::map<std::string, int64_t> cancelled_;  // by phase
+  std::map<std::string, int64_t> finished_;                       // by finish reason
+  std::map<std::string, int64_t> cancelled_;                      // by phase
   std::map<std::pair<std::string, std::string>, int64_t> modes_;  // (mode, source)
   std::map<std::string, int64_t> rejected_;
 };

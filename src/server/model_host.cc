@@ -51,9 +51,12 @@ ForgeShape demo_shape() {
 
 std::string format_parameter_count(uint64_t n) {
   char buf[32];
-  if (n >= 1'000'000'000ull) std::snprintf(buf, sizeof buf, "%.1fB", n / 1e9);
-  else if (n >= 1'000'000ull) std::snprintf(buf, sizeof buf, "%.1fM", n / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.1fK", n / 1e3);
+  if (n >= 1'000'000'000ull)
+    std::snprintf(buf, sizeof buf, "%.1fB", n / 1e9);
+  else if (n >= 1'000'000ull)
+    std::snprintf(buf, sizeof buf, "%.1fM", n / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1fK", n / 1e3);
   return buf;
 }
 
@@ -98,8 +101,7 @@ Result<std::string> ModelHost::forge_demo() {
   std::error_code ec;
   std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
   if (ec) dir = "/tmp";
-  const std::string path =
-      (dir / ("duet-demo-" + std::to_string(::getpid()) + ".gguf")).string();
+  const std::string path = (dir / ("duet-demo-" + std::to_string(::getpid()) + ".gguf")).string();
   DUET_TRY(forge_model(o, vocab, path));
   return path;
 }
@@ -108,8 +110,9 @@ Status ModelHost::load() {
   const auto t0 = std::chrono::steady_clock::now();
   Status s;
   if (options_.model_path.empty()) {
-    log_.info("-", "no model given (-m): forging the built-in demo model, a small Qwen3 with "
-                   "RANDOM weights — its output is noise; use -m FILE.gguf for a real model");
+    log_.info("-",
+              "no model given (-m): forging the built-in demo model, a small Qwen3 with "
+              "RANDOM weights — its output is noise; use -m FILE.gguf for a real model");
     auto path = forge_demo();
     if (!path) return path.status().with_context("forging the demo model");
     s = load_file(*path);
@@ -119,8 +122,7 @@ Status ModelHost::load() {
     s = load_file(options_.model_path);
   }
   if (!s) return s;
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   char line[160];
   std::snprintf(line, sizeof line, "model '%s' ready in %.2f s (%s, %s, context %lld)",
                 info_.name.c_str(), secs, info_.parameter_size.c_str(), info_.quantization.c_str(),
@@ -142,7 +144,8 @@ Status ModelHost::load_file(const std::string& path) {
   ModelLoadOptions load_options;
   load_options.yarn_factor = options_.rope_scale;
   auto model = Qwen3Model::load(path, std::move(backend), load_options);
-  if (!model) return model.status().with_context(demo ? "loading the demo model" : "loading the model");
+  if (!model)
+    return model.status().with_context(demo ? "loading the demo model" : "loading the model");
   model_ = std::move(model.value());
   const GgufFile& g = model_->gguf();
 
@@ -205,16 +208,19 @@ Status ModelHost::load_file(const std::string& path) {
     if (n > most) most = n, main_type = type;
   info_.parameter_size = format_parameter_count(params);
   info_.quantization = ggml_type_name(main_type);
-  for (char& ch : info_.quantization) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  info_.digest = hex_id(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(names.data()),
-                                                 names.size()),
-                        info_.size_bytes + params);
+  for (char& ch : info_.quantization)
+    ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  info_.digest =
+      hex_id(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(names.data()), names.size()),
+             info_.size_bytes + params);
   info_.context_length = engine_->max_sequence_tokens();
   if (const GgufValue* v = g.find("tokenizer.chat_template"); v && v->as_string()) {
     auto t = ChatTemplate::create(*v->as_string());
-    if (t) template_ = std::make_unique<ChatTemplate>(std::move(t.value()));
-    else log_.warn("-", "the file's chat template does not parse (" + t.message() +
-                            "); using Qwen3's built-in template");
+    if (t)
+      template_ = std::make_unique<ChatTemplate>(std::move(t.value()));
+    else
+      log_.warn("-", "the file's chat template does not parse (" + t.message() +
+                         "); using Qwen3's built-in template");
   } else {
     log_.info("-", "the file carries no chat template; using Qwen3's built-in template");
   }

@@ -9,13 +9,13 @@
 #include <memory>
 #include <string>
 
+#include "api/prompt_builder.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "engine/engine.h"
 #include "model/qwen3_model.h"
 #include "server/log.h"
 #include "server/serve_options.h"
-#include "api/prompt_builder.h"
 #include "text/bpe_tokenizer.h"
 #include "text/chat_template.h"
 

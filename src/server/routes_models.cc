@@ -2,7 +2,6 @@
 // /api/version (Ollama). The name carries a tag in Ollama's listings ("qwen3-demo:latest"),
 // since Open WebUI appends ":latest" to names without one.
 #include <ctime>
-
 #include <nlohmann/json.hpp>
 
 #include "api/request_model.h"
@@ -28,9 +27,12 @@ std::string tagged(const std::string& name) {
 }
 
 json ollama_details(const ModelInfo& m) {
-  return {{"parent_model", ""},          {"format", "gguf"},
-          {"family", "qwen3"},           {"families", json::array({"qwen3"})},
-          {"parameter_size", m.parameter_size}, {"quantization_level", m.quantization}};
+  return {{"parent_model", ""},
+          {"format", "gguf"},
+          {"family", "qwen3"},
+          {"families", json::array({"qwen3"})},
+          {"parameter_size", m.parameter_size},
+          {"quantization_level", m.quantization}};
 }
 
 bool not_loaded(ServerContext& ctx, Exchange& ex) {
@@ -53,14 +55,15 @@ void add_model_routes(Router& router, ServerContext& ctx) {
                   {"parent", nullptr},
                   {"max_model_len", m.context_length},
                   {"description", m.description}};
-    ex->respond(json_response(200, json{{"object", "list"}, {"data", json::array({model})}}.dump()));
+    ex->respond(
+        json_response(200, json{{"object", "list"}, {"data", json::array({model})}}.dump()));
   });
   router.add("GET", "/api/tags", [&ctx](const std::shared_ptr<Exchange>& ex) {
     if (not_loaded(ctx, *ex)) return;
     const ModelInfo& m = ctx.host.info();
-    json model = {{"name", tagged(m.name)},       {"model", tagged(m.name)},
-                  {"modified_at", rfc3339(m.created)}, {"size", m.size_bytes},
-                  {"digest", m.digest},           {"details", ollama_details(m)}};
+    json model = {
+        {"name", tagged(m.name)}, {"model", tagged(m.name)}, {"modified_at", rfc3339(m.created)},
+        {"size", m.size_bytes},   {"digest", m.digest},      {"details", ollama_details(m)}};
     if (m.demo) model["description"] = m.description;
     ex->respond(json_response(200, json{{"models", json::array({model})}}.dump()));
   });

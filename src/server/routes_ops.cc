@@ -54,7 +54,7 @@ void add_ops_routes(Router& router, ServerContext& ctx) {
   });
   router.add("GET", "/ready", [&ctx](const std::shared_ptr<Exchange>& ex) {
     if (ctx.ready()) return ex->respond(json_response(200, R"({"status":"ready"})"));
-    const char* state = ctx.draining.load()     ? "draining"
+    const char* state = ctx.draining.load()      ? "draining"
                         : ctx.load_failed.load() ? "failed"
                                                  : "loading";
     HttpResponse res = json_response(503, nlohmann::json{{"status", state}}.dump());
@@ -76,8 +76,9 @@ void add_ops_routes(Router& router, ServerContext& ctx) {
     HttpResponse res;
     res.content_type = "text/html; charset=utf-8";
     res.body = kFrontPage;
-    res.headers.push_back({"Content-Security-Policy",
-                           "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"});
+    res.headers.push_back(
+        {"Content-Security-Policy",
+         "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"});
     ex->respond(std::move(res));
   });
 }

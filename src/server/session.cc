@@ -1,14 +1,13 @@
 #include "server/session.h"
 
 #include <array>
-#include <cstdio>
-#include <utility>
-
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/status.hpp>
+#include <cstdio>
+#include <utility>
 
 #include "server/guard.h"
 
@@ -134,10 +133,9 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
 
   void after(std::chrono::milliseconds delay, std::function<void()> fn) override {
     auto timer = std::make_shared<net::steady_timer>(executor_, delay);
-    timer->async_wait(
-        [self = shared_from_this(), timer, fn = std::move(fn)](beast::error_code ec) {
-          if (!ec && !self->ended_) fn();
-        });
+    timer->async_wait([self = shared_from_this(), timer, fn = std::move(fn)](beast::error_code ec) {
+      if (!ec && !self->ended_) fn();
+    });
   }
 
   // From the session, on the strand.
@@ -149,15 +147,16 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
   bool ended() const { return ended_; }
 
  private:
-  void append_common_headers(std::string& head, const std::vector<HttpHeader>& extra,
-                             bool close) {
+  void append_common_headers(std::string& head, const std::vector<HttpHeader>& extra, bool close) {
     head += "X-Request-Id: " + header_safe(request_id_) + "\r\n";
     for (const HttpHeader& h : defaults_)
       head += header_safe(h.name) + ": " + header_safe(h.value) + "\r\n";
     for (const HttpHeader& h : extra)
       head += header_safe(h.name) + ": " + header_safe(h.value) + "\r\n";
-    if (close) head += "Connection: close\r\n";
-    else if (request_.version < 11) head += "Connection: keep-alive\r\n";
+    if (close)
+      head += "Connection: close\r\n";
+    else if (request_.version < 11)
+      head += "Connection: keep-alive\r\n";
   }
 
   void log_done(int status) {
@@ -237,10 +236,9 @@ void Session::read_header() {
   parser_->body_limit(shared_.options.max_body_bytes);
   path_.clear();
   stream_.expires_after(shared_.options.read_timeout);
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, size_t) {
-                            self->on_header(ec);
-                          });
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
 }
 
 void Session::on_header(beast::error_code ec) {
@@ -254,9 +252,8 @@ void Session::on_header(beast::error_code ec) {
   if (ec == http::error::body_limit)
     return fail_request(413, "request body larger than " +
                                  std::to_string(shared_.options.max_body_bytes) + " bytes");
-  if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-      ec == net::error::eof || ec == net::error::connection_reset ||
-      ec == net::error::operation_aborted) {
+  if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::eof ||
+      ec == net::error::connection_reset || ec == net::error::operation_aborted) {
     if (ec == beast::error::timeout) shared_.log.info("-", "closed slow client " + remote_);
     return close_socket();
   }
@@ -270,8 +267,9 @@ void Session::on_header(beast::error_code ec) {
   if (parser_->is_done()) return dispatch();
   const auto expect = msg[http::field::expect];
   if (beast::iequals(expect, "100-continue")) enqueue("HTTP/1.1 100 Continue\r\n\r\n");
-  http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
 }
 
 void Session::on_body(beast::error_code ec) {
@@ -339,18 +337,19 @@ void Session::watch() {
   watching_ = true;
   // Only the read timer: a write may be in flight with its own deadline.
   stream_.expires_never();
-  stream_.async_read_some(buffer_.prepare(kWatchReadBytes),
-                          [self = shared_from_this()](beast::error_code ec, size_t n) {
-                            self->on_watch(ec, n);
-                          });
+  stream_.async_read_some(
+      buffer_.prepare(kWatchReadBytes),
+      [self = shared_from_this()](beast::error_code ec, size_t n) { self->on_watch(ec, n); });
 }
 
 void Session::on_watch(beast::error_code ec, size_t n) {
   watching_ = false;
   if (!ec || (ec == net::error::operation_aborted && n > 0)) {
     buffer_.commit(n);  // the start of a pipelined request: parsed after this exchange
-    if (current_ && !current_->ended() && buffer_.size() < kMaxPipelinedBytes) watch();
-    else maybe_next();
+    if (current_ && !current_->ended() && buffer_.size() < kMaxPipelinedBytes)
+      watch();
+    else
+      maybe_next();
     return;
   }
   if (ec == net::error::operation_aborted && !broken_) {
@@ -387,8 +386,9 @@ void Session::enqueue(std::string data) {
 // merged with the next one.
 void Session::do_write() {
   stream_.expires_after(shared_.options.write_timeout);
-  net::async_write(stream_, net::buffer(out_.front()),
-                   [self = shared_from_this()](beast::error_code ec, size_t) { self->on_write(ec); });
+  net::async_write(
+      stream_, net::buffer(out_.front()),
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_write(ec); });
 }
 
 void Session::on_write(beast::error_code ec) {
@@ -451,14 +451,14 @@ void Session::linger_close() {
 
 void Session::drain_then_close(std::shared_ptr<std::array<char, 8192>> scratch, size_t seen) {
   constexpr size_t kMaxDrainBytes = size_t{4} << 20;
-  stream_.async_read_some(
-      net::buffer(*scratch), [self = shared_from_this(), scratch, seen](beast::error_code ec, size_t n) {
-        if (ec || seen + n > kMaxDrainBytes) {
-          self->close_socket();
-          return;
-        }
-        self->drain_then_close(scratch, seen + n);
-      });
+  stream_.async_read_some(net::buffer(*scratch), [self = shared_from_this(), scratch, seen](
+                                                     beast::error_code ec, size_t n) {
+    if (ec || seen + n > kMaxDrainBytes) {
+      self->close_socket();
+      return;
+    }
+    self->drain_then_close(scratch, seen + n);
+  });
 }
 
 void Session::close_socket() {

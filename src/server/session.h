@@ -10,18 +10,17 @@
 
 #include <array>
 #include <atomic>
-#include <cstdint>
-#include <deque>
-#include <memory>
-#include <optional>
-#include <string>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "server/http_server.h"
 
@@ -85,8 +84,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool writing_ = false;
   bool close_after_ = false;  // close once the exchange ended and out_ drained
   bool watching_ = false;
-  bool broken_ = false;       // the socket failed or was closed
-  bool lingering_ = false;    // answered and closing: discarding what the client still sends
+  bool broken_ = false;     // the socket failed or was closed
+  bool lingering_ = false;  // answered and closing: discarding what the client still sends
   std::shared_ptr<ExchangeImpl> current_;
 };
 

@@ -184,7 +184,7 @@ for (const [name, method, path, body, expected, headers = {}] of rows) {
     const done = () => { clearInterval(timer); resolve(Date.now() - t0); };
     sock.on('close', done);
     sock.on('error', () => {});
-    setTimeout(() => { sock.destroy(); }, 10000);
+    setTimeout(() => { sock.destroy(); }, 10000).unref();
   });
   check(closedAfter >= 1500 && closedAfter < 5000, `slow client closed at the read timeout (after ${closedAfter} ms)`);
 }

@@ -29,7 +29,7 @@ function open(path, body) {
   state.waitFor = (pred, ms = 20000) => new Promise((resolve, reject) => {
     if (pred(state)) return resolve();
     waiters.push({ pred, resolve });
-    setTimeout(() => reject(new Error('timed out waiting')), ms);
+    setTimeout(() => reject(new Error('timed out waiting')), ms).unref();
   });
   return state;
 }

@@ -47,7 +47,7 @@ export function rawExchange(bytes, { port = process.env.DUET_PORT, timeoutMs = 1
     sock.on('end', () => finish(false));
     sock.on('close', () => finish(false));
     sock.on('error', () => finish(false));
-    setTimeout(() => finish(true), timeoutMs);
+    setTimeout(() => finish(true), timeoutMs).unref();
   });
 }
 
