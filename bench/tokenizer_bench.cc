@@ -35,33 +35,61 @@ struct Rng {
   }
   size_t below(size_t n) { return static_cast<size_t>(next() % n); }
   template <typename T, size_t N>
-  const T& pick(const T (&a)[N]) { return a[below(N)]; }
+  const T& pick(const T (&a)[N]) {
+    return a[below(N)];
+  }
 };
 
 const char* const kWords[] = {
-    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "was", "on", "be", "by",
-    "this", "are", "from", "or", "have", "an", "they", "which", "one", "you", "were", "all", "we",
-    "when", "there", "can", "model", "server", "latency", "token", "stream", "request", "thinking",
-    "reasoning", "answer", "question", "memory", "cache", "kernel", "quantized", "weights", "layer",
-    "attention", "batch", "scheduler", "throughput", "measure", "because", "however", "Tokyo",
-    "Paris", "Qwen", "GPU", "CPU", "don't", "it's", "we'll", "they've", "I'm", "you'd", "isn't",
-    "naïve", "café", "résumé", "über", "déjà", "Straße", "coöperate", "façade"};
+    "the",       "of",         "and",       "to",        "in",      "is",        "that",
+    "for",       "it",         "as",        "with",      "was",     "on",        "be",
+    "by",        "this",       "are",       "from",      "or",      "have",      "an",
+    "they",      "which",      "one",       "you",       "were",    "all",       "we",
+    "when",      "there",      "can",       "model",     "server",  "latency",   "token",
+    "stream",    "request",    "thinking",  "reasoning", "answer",  "question",  "memory",
+    "cache",     "kernel",     "quantized", "weights",   "layer",   "attention", "batch",
+    "scheduler", "throughput", "measure",   "because",   "however", "Tokyo",     "Paris",
+    "Qwen",      "GPU",        "CPU",       "don't",     "it's",    "we'll",     "they've",
+    "I'm",       "you'd",      "isn't",     "naïve",     "café",    "résumé",    "über",
+    "déjà",      "Straße",     "coöperate", "façade"};
 const char* const kPunct[] = {",", ",", ".", ";", ":", " -", "!", "?", " (see above)", "..."};
 // Common Chinese characters; random runs of them make long pieces that rarely repeat.
 const char* const kHanzi =
-    "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所"
-    "民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日"
-    "那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想"
-    "已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指"
-    "几九区强放决西被干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器压志世金增争济阶油思术极交受联什认六共权"
-    "收证改清己美再采转更单风切打白教速花带安场身车例真务具万每目至达走积示议声报斗完类八离华名确才科张信马节话米整空元况今集"
-    "温传土许步群广石记需段研界拉林律叫且究观越织装影算低持音众书布复容儿须际商非验连断深难近矿千周委素技备半办青省列习响约支"
-    "般史感劳便团往酸历市克何除消构府称太准精值号率族维划选标写存候毛亲快效斯院查江型眼王按格养易置派层片始却专状育厂京识适属"
+    "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子"
+    "说产种面而方后多定行学法所"
+    "民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它"
+    "合还因由其些然前外天政四日"
+    "那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意"
+    "建月公无系军很情者最立代想"
+    "已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将"
+    "组见计别她手角期根论运农指"
+    "几九区强放决西被干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器压志世金增争济"
+    "阶油思术极交受联什认六共权"
+    "收证改清己美再采转更单风切打白教速花带安场身车例真务具万每目至达走积示议声报斗完类八离华名确才"
+    "科张信马节话米整空元况今集"
+    "温传土许步群广石记需段研界拉林律叫且究观越织装影算低持音众书布复容儿须际商非验连断深难近矿千周"
+    "委素技备半办青省列习响约支"
+    "般史感劳便团往酸历市克何除消构府称太准精值号率族维划选标写存候毛亲快效斯院查江型眼王按格养易置"
+    "派层片始却专状育厂京识适属"
     "圆包火住调满县局照参红细引听该铁价严";
 const char* const kCjkPunct[] = {"，", "。", "、", "：", "；", "！", "？", "“", "”", "（", "）"};
-const char* const kEmoji[] = {"😀", "👍", "👍🏽", "🎉", "🚀", "❤️", "👩‍💻", "👨‍👩‍👧‍👦", "🏳️‍🌈", "🤔", "✅", "🔥", "🇯🇵", "🙏🏻"};
-const char* const kIdents[] = {"value", "count", "buffer", "total", "index", "result", "tokens", "cache",
-                               "request", "offset", "size", "n_ctx", "kv_blocks", "logits", "config"};
+const char* const kEmoji[] = {"😀",
+                              "👍",
+                              "👍🏽",
+                              "🎉",
+                              "🚀",
+                              "❤️",
+                              "👩‍💻",
+                              "👨‍👩‍👧‍👦",
+                              "🏳️‍🌈",
+                              "🤔",
+                              "✅",
+                              "🔥",
+                              "🇯🇵",
+                              "🙏🏻"};
+const char* const kIdents[] = {"value",  "count",  "buffer",    "total",   "index",
+                               "result", "tokens", "cache",     "request", "offset",
+                               "size",   "n_ctx",  "kv_blocks", "logits",  "config"};
 
 std::string hanzi_char(Rng& rng) {
   const size_t n = std::strlen(kHanzi) / 3;  // every character above is 3 bytes in UTF-8
@@ -99,7 +127,8 @@ void code(Rng& rng, std::string* out) {
   const std::string n = std::to_string(rng.below(4096));
   switch (rng.below(4)) {
     case 0:
-      *out += "for (int i = 0; i < " + n + "; ++i) {\n    " + a + "[i] += " + b + "[i] * " + c + ";\n}\n";
+      *out += "for (int i = 0; i < " + n + "; ++i) {\n    " + a + "[i] += " + b + "[i] * " + c +
+              ";\n}\n";
       break;
     case 1:
       *out += "def " + a + "_" + b + "(" + c + ", limit=" + n + "):\n    return [x for x in " + c +
@@ -160,7 +189,8 @@ std::string unique_words_corpus(size_t bytes, uint64_t seed) {
 const Tokenizer& tokenizer() {
   static const Tokenizer t = [] {
     const char* env = std::getenv("DUET_TOKENIZER_DIR");
-    const std::string path = std::string(env ? env : DUET_DEFAULT_TOKENIZER_DIR) + "/tokenizer.json";
+    const std::string path =
+        std::string(env ? env : DUET_DEFAULT_TOKENIZER_DIR) + "/tokenizer.json";
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -199,7 +229,8 @@ void BM_EncodeMixed(benchmark::State& state) {
     state.ResumeTiming();
   }
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
-  state.counters["bytes_per_token"] = tokens ? static_cast<double>(bytes) / static_cast<double>(tokens) : 0.0;
+  state.counters["bytes_per_token"] =
+      tokens ? static_cast<double>(bytes) / static_cast<double>(tokens) : 0.0;
 }
 BENCHMARK(BM_EncodeMixed)->Unit(benchmark::kMillisecond);
 

@@ -18,11 +18,10 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "gguf/gguf_file.h"
@@ -108,11 +107,13 @@ int run_jsonl(const Tokenizer& t, const TokenizeArgs& a, const std::string& inpu
 }
 
 int run_tokenize(const TokenizeArgs& a) {
-  if (a.model.empty() == a.tokenizer_json.empty()) return fail("tokenize needs one of -m FILE or --tokenizer-json PATH");
+  if (a.model.empty() == a.tokenizer_json.empty())
+    return fail("tokenize needs one of -m FILE or --tokenizer-json PATH");
   auto t = load_tokenizer(a);
   if (!t) return fail("tokenizer: " + t.message());
   std::ios::sync_with_stdio(false);
-  const std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  const std::string input((std::istreambuf_iterator<char>(std::cin)),
+                          std::istreambuf_iterator<char>());
   if (a.jsonl) return run_jsonl(*t, a, input);
   std::string out;
   if (a.decode) {
@@ -133,12 +134,16 @@ int run_tokenize(const TokenizeArgs& a) {
 
 void add_tokenize_command(CLI::App& app, Action* run) {
   auto a = std::make_shared<TokenizeArgs>();
-  CLI::App* cmd = app.add_subcommand("tokenize", "UTF-8 text on stdin -> JSON array of token ids on stdout");
+  CLI::App* cmd =
+      app.add_subcommand("tokenize", "UTF-8 text on stdin -> JSON array of token ids on stdout");
   cmd->add_option("-m,--model", a->model, "GGUF model file whose tokenizer to use");
-  cmd->add_option("--tokenizer-json", a->tokenizer_json, "a Hugging Face tokenizer.json (or its folder) instead of -m");
-  cmd->add_flag("--parse-special", a->parse_special,
-                "match added tokens such as <|im_start|> (template text); otherwise they are plain text");
-  cmd->add_flag("--jsonl", a->jsonl, "one JSON string per input line -> one JSON array per output line");
+  cmd->add_option("--tokenizer-json", a->tokenizer_json,
+                  "a Hugging Face tokenizer.json (or its folder) instead of -m");
+  cmd->add_flag(
+      "--parse-special", a->parse_special,
+      "match added tokens such as <|im_start|> (template text); otherwise they are plain text");
+  cmd->add_flag("--jsonl", a->jsonl,
+                "one JSON string per input line -> one JSON array per output line");
   cmd->add_flag("--decode", a->decode, "decode a JSON array of ids to text instead");
   cmd->add_flag("--skip-special", a->skip_special, "with --decode: drop control tokens");
   cmd->callback([run, a] { *run = [a] { return run_tokenize(*a); }; });

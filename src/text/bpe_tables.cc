@@ -13,7 +13,8 @@ constexpr std::array<uint16_t, 256> make_byte_code_points() {
   std::array<uint16_t, 256> t{};
   int n = 0;
   for (int b = 0; b < 256; ++b) {
-    const bool itself = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    const bool itself =
+        (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
     t[b] = static_cast<uint16_t>(itself ? b : 256 + n++);
   }
   return t;
@@ -69,7 +70,8 @@ bool PieceCache::get(std::string_view piece, std::vector<int32_t>* out) const {
   const size_t i = hash & (kSlots - 1);
   const Slot& slot = slots_[i];
   std::lock_guard<std::mutex> lock(stripes_[i % kStripes]);
-  if (slot.hash != hash || slot.len != piece.size() || std::memcmp(slot.piece, piece.data(), piece.size()) != 0)
+  if (slot.hash != hash || slot.len != piece.size() ||
+      std::memcmp(slot.piece, piece.data(), piece.size()) != 0)
     return false;
   out->insert(out->end(), slot.ids, slot.ids + slot.n_ids);
   return true;

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <mutex>
-#include <unordered_map>
-
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "text/bpe_tables.h"
 #include "text/pretokenizer.h"
@@ -50,13 +49,15 @@ bool uses_qwen2_split(const nlohmann::json& pre) {
   if (type == "Sequence") {
     auto list = pre.find("pretokenizers");
     if (list == pre.end() || !list->is_array()) return false;
-    return std::any_of(list->begin(), list->end(), [](const nlohmann::json& p) { return uses_qwen2_split(p); });
+    return std::any_of(list->begin(), list->end(),
+                       [](const nlohmann::json& p) { return uses_qwen2_split(p); });
   }
   if (type != "Split") return false;
   auto pattern = pre.find("pattern");
   if (pattern == pre.end() || !pattern->is_object()) return false;
   auto regex = pattern->find("Regex");
-  return regex != pattern->end() && regex->is_string() && regex->get_ref<const std::string&>() == kQwen2SplitRegex;
+  return regex != pattern->end() && regex->is_string() &&
+         regex->get_ref<const std::string&>() == kQwen2SplitRegex;
 }
 
 }  // namespace
@@ -74,7 +75,8 @@ Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Result<Tokenizer> Tokenizer::build(std::vector<std::string> texts, std::vector<int32_t> types,
-                                   std::vector<std::pair<std::string, std::string>> merges, bool nfc) {
+                                   std::vector<std::pair<std::string, std::string>> merges,
+                                   bool nfc) {
   Tokenizer t;
   t.nfc_ = nfc;
   const size_t n = texts.size();
@@ -91,7 +93,8 @@ Result<Tokenizer> Tokenizer::build(std::vector<std::string> texts, std::vector<i
       case kTypeControl:
       case kTypeUserDefined:
         t.bytes_[id] = s;
-        if (!s.empty()) t.added_.push_back({s, static_cast<int32_t>(id), types[id] == kTypeControl});
+        if (!s.empty())
+          t.added_.push_back({s, static_cast<int32_t>(id), types[id] == kTypeControl});
         break;
       case kTypeUnused:
         break;
@@ -119,16 +122,20 @@ Result<Tokenizer> Tokenizer::build(std::vector<std::string> texts, std::vector<i
     joined = left + right;
     auto l = id_of.find(left), r = id_of.find(right), m = id_of.find(joined);
     if (l == id_of.end() || r == id_of.end() || m == id_of.end())
-      return Status::error("merge " + std::to_string(rank) + " names a token that is not in the vocabulary");
-    t.merges_->insert(l->second, r->second, static_cast<int32_t>(rank), m->second);  // first rank wins
+      return Status::error("merge " + std::to_string(rank) +
+                           " names a token that is not in the vocabulary");
+    t.merges_->insert(l->second, r->second, static_cast<int32_t>(rank),
+                      m->second);  // first rank wins
   }
 
   // Added tokens: longest first, so that at one position the longest spelling wins.
-  std::stable_sort(t.added_.begin(), t.added_.end(),
-                   [](const AddedToken& a, const AddedToken& b) { return a.text.size() > b.text.size(); });
+  std::stable_sort(t.added_.begin(), t.added_.end(), [](const AddedToken& a, const AddedToken& b) {
+    return a.text.size() > b.text.size();
+  });
   if (t.added_.size() > UINT16_MAX) return Status::error("too many added tokens");
   for (size_t i = 0; i < t.added_.size(); ++i)
-    t.added_by_first_byte_[static_cast<uint8_t>(t.added_[i].text[0])].push_back(static_cast<uint16_t>(i));
+    t.added_by_first_byte_[static_cast<uint8_t>(t.added_[i].text[0])].push_back(
+        static_cast<uint16_t>(i));
 
   t.texts_ = std::move(texts);
   t.types_ = std::move(types);
@@ -140,9 +147,11 @@ Result<Tokenizer> Tokenizer::from_gguf(const GgufFile& file) {
   auto vocab = read_vocab(file);
   if (!vocab) return vocab.status();
   if (vocab->model != "gpt2")
-    return Status::error("tokenizer.ggml.model is '" + vocab->model + "'; only byte-level BPE ('gpt2') is supported");
+    return Status::error("tokenizer.ggml.model is '" + vocab->model +
+                         "'; only byte-level BPE ('gpt2') is supported");
   if (!vocab->pre.empty() && vocab->pre != "qwen2")
-    return Status::error("tokenizer.ggml.pre is '" + vocab->pre + "'; only the Qwen2 pre-tokenizer ('qwen2') is supported");
+    return Status::error("tokenizer.ggml.pre is '" + vocab->pre +
+                         "'; only the Qwen2 pre-tokenizer ('qwen2') is supported");
   std::vector<std::string> texts(vocab->tokens.begin(), vocab->tokens.end());
   std::vector<std::pair<std::string, std::string>> merges;
   merges.reserve(vocab->merges.size());
@@ -158,16 +167,21 @@ Result<Tokenizer> Tokenizer::from_gguf(const GgufFile& file) {
 Result<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_json) {
   using nlohmann::json;
   const json doc = json::parse(tokenizer_json, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return Status::error("tokenizer.json is not a JSON object");
+  if (doc.is_discarded() || !doc.is_object())
+    return Status::error("tokenizer.json is not a JSON object");
   auto it = doc.find("model");
   if (it == doc.end() || !it->is_object()) return Status::error("tokenizer.json has no model");
   const json& model = *it;
-  if (model.value("type", std::string("BPE")) != "BPE") return Status::error("tokenizer.json: the model is not BPE");
-  if (model.contains("byte_fallback") && model["byte_fallback"].is_boolean() && model["byte_fallback"].get<bool>())
-    return Status::error("tokenizer.json: byte_fallback BPE is not supported (byte-level BPE only)");
+  if (model.value("type", std::string("BPE")) != "BPE")
+    return Status::error("tokenizer.json: the model is not BPE");
+  if (model.contains("byte_fallback") && model["byte_fallback"].is_boolean() &&
+      model["byte_fallback"].get<bool>())
+    return Status::error(
+        "tokenizer.json: byte_fallback BPE is not supported (byte-level BPE only)");
   auto vocab_it = model.find("vocab");
   auto merges_it = model.find("merges");
-  if (vocab_it == model.end() || !vocab_it->is_object() || merges_it == model.end() || !merges_it->is_array())
+  if (vocab_it == model.end() || !vocab_it->is_object() || merges_it == model.end() ||
+      !merges_it->is_array())
     return Status::error("tokenizer.json: model.vocab must be an object and model.merges an array");
 
   // Only Qwen2's pre-tokenizer is implemented; refuse others rather than cut text wrongly.
@@ -197,10 +211,13 @@ Result<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_json) {
   if (auto added = doc.find("added_tokens"); added != doc.end() && !added->is_null()) {
     if (!added->is_array()) return Status::error("tokenizer.json: added_tokens is not an array");
     for (const json& a : *added) {
-      if (!a.is_object() || !a.contains("id") || !a.contains("content") || !a["content"].is_string())
+      if (!a.is_object() || !a.contains("id") || !a.contains("content") ||
+          !a["content"].is_string())
         return Status::error("tokenizer.json: an added_tokens entry lacks id or content");
-      const bool special = a.contains("special") && a["special"].is_boolean() && a["special"].get<bool>();
-      DUET_TRY(place(a["id"], a["content"].get<std::string>(), special ? kTypeControl : kTypeUserDefined));
+      const bool special =
+          a.contains("special") && a["special"].is_boolean() && a["special"].get<bool>();
+      DUET_TRY(place(a["id"], a["content"].get<std::string>(),
+                     special ? kTypeControl : kTypeUserDefined));
     }
   }
   std::vector<std::pair<std::string, std::string>> merges;
@@ -210,7 +227,8 @@ Result<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_json) {
       const std::string& s = m.get_ref<const std::string&>();
       const size_t sp = s.find(' ');
       if (sp == std::string::npos || sp == 0 || sp + 1 == s.size())
-        return Status::error("tokenizer.json: merge '" + s.substr(0, 32) + "' is not two tokens separated by a space");
+        return Status::error("tokenizer.json: merge '" + s.substr(0, 32) +
+                             "' is not two tokens separated by a space");
       merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
       merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
@@ -223,9 +241,13 @@ Result<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_json) {
   return t;
 }
 
-std::vector<int32_t> Tokenizer::encode_user(std::string_view text) const { return encode(text, false); }
+std::vector<int32_t> Tokenizer::encode_user(std::string_view text) const {
+  return encode(text, false);
+}
 
-std::vector<int32_t> Tokenizer::encode_template(std::string_view text) const { return encode(text, true); }
+std::vector<int32_t> Tokenizer::encode_template(std::string_view text) const {
+  return encode(text, true);
+}
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool match_control) const {
   Scratch scratch;
@@ -256,7 +278,8 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool match_control
   return out;
 }
 
-void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>* out, Scratch* scratch) const {
+void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>* out,
+                            Scratch* scratch) const {
   if (text.empty()) return;
   const std::string_view normalized = nfc_ ? to_nfc(text, &scratch->nfc) : text;
   for (size_t pos = 0; pos < normalized.size();) {
@@ -266,7 +289,8 @@ void Tokenizer::encode_text(std::string_view text, std::vector<int32_t>* out, Sc
   }
 }
 
-void Tokenizer::encode_piece(std::string_view piece, std::vector<int32_t>* out, Scratch* scratch) const {
+void Tokenizer::encode_piece(std::string_view piece, std::vector<int32_t>* out,
+                             Scratch* scratch) const {
   if (piece.size() == 1) {
     out->push_back(byte_ids_[static_cast<uint8_t>(piece[0])]);
     return;
@@ -277,7 +301,8 @@ void Tokenizer::encode_piece(std::string_view piece, std::vector<int32_t>* out, 
   cache_->put(piece, std::span<const int32_t>(out->data() + before, out->size() - before));
 }
 
-void Tokenizer::merge_piece(std::string_view piece, std::vector<int32_t>* out, Scratch* scratch) const {
+void Tokenizer::merge_piece(std::string_view piece, std::vector<int32_t>* out,
+                            Scratch* scratch) const {
   // A doubly linked list of symbols and a min-heap of adjacent pairs that have a merge,
   // ordered by (rank, position). A popped pair whose symbols have changed since it was
   // pushed is stale and skipped. O(n log n) in the piece length.
@@ -285,7 +310,8 @@ void Tokenizer::merge_piece(std::string_view piece, std::vector<int32_t>* out, S
   auto& heap = scratch->heap;
   const int32_t n = static_cast<int32_t>(piece.size());
   syms.resize(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) syms[i] = {byte_ids_[static_cast<uint8_t>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1};
+  for (int32_t i = 0; i < n; ++i)
+    syms[i] = {byte_ids_[static_cast<uint8_t>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1};
   heap.clear();
   auto consider = [&](int32_t i) {
     const int32_t j = syms[i].next;
@@ -308,7 +334,8 @@ void Tokenizer::merge_piece(std::string_view piece, std::vector<int32_t>* out, S
     left.next = right.next;
     if (right.next >= 0) syms[right.next].prev = c.pos;
     right.id = -1;
-    if (left.prev >= 0 && consider(left.prev)) std::push_heap(heap.begin(), heap.end(), MergeCandidate::Later);
+    if (left.prev >= 0 && consider(left.prev))
+      std::push_heap(heap.begin(), heap.end(), MergeCandidate::Later);
     if (consider(c.pos)) std::push_heap(heap.begin(), heap.end(), MergeCandidate::Later);
   }
   for (int32_t i = 0; i >= 0; i = syms[i].next) out->push_back(syms[i].id);
@@ -344,10 +371,13 @@ std::optional<int32_t> Tokenizer::find_token(std::string_view text) const {
   return std::nullopt;
 }
 
-bool Tokenizer::is_control(int32_t id) const { return id >= 0 && id < n_vocab() && types_[id] == kTypeControl; }
+bool Tokenizer::is_control(int32_t id) const {
+  return id >= 0 && id < n_vocab() && types_[id] == kTypeControl;
+}
 
 bool Tokenizer::is_added(int32_t id) const {
-  return id >= 0 && id < n_vocab() && (types_[id] == kTypeControl || types_[id] == kTypeUserDefined);
+  return id >= 0 && id < n_vocab() &&
+         (types_[id] == kTypeControl || types_[id] == kTypeUserDefined);
 }
 
 std::string IncrementalDecoder::push(int32_t id) {

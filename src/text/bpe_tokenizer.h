@@ -85,11 +85,11 @@ class Tokenizer {
   void encode_piece(std::string_view piece, std::vector<int32_t>* out, Scratch* scratch) const;
   void merge_piece(std::string_view piece, std::vector<int32_t>* out, Scratch* scratch) const;
 
-  std::vector<std::string> texts_;  // id -> vocabulary spelling
-  std::vector<std::string> bytes_;  // id -> decoded bytes
-  std::vector<int32_t> types_;      // id -> GGUF token type
-  int32_t byte_ids_[256] = {};      // byte -> id of its single-byte token
-  std::vector<AddedToken> added_;   // longest first
+  std::vector<std::string> texts_;                  // id -> vocabulary spelling
+  std::vector<std::string> bytes_;                  // id -> decoded bytes
+  std::vector<int32_t> types_;                      // id -> GGUF token type
+  int32_t byte_ids_[256] = {};                      // byte -> id of its single-byte token
+  std::vector<AddedToken> added_;                   // longest first
   std::vector<uint16_t> added_by_first_byte_[256];  // indices into added_, longest first
   bool nfc_ = true;
   std::unique_ptr<MergeTable> merges_;

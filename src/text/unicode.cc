@@ -30,9 +30,9 @@ bool is_hangul_vowel_or_trailing(uint32_t cp) {
 
 std::string nfc_of(std::string_view s) {
   utf8proc_uint8_t* out = nullptr;
-  const utf8proc_ssize_t n =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()), static_cast<utf8proc_ssize_t>(s.size()),
-                   &out, static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+  const utf8proc_ssize_t n = utf8proc_map(
+      reinterpret_cast<const utf8proc_uint8_t*>(s.data()), static_cast<utf8proc_ssize_t>(s.size()),
+      &out, static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
   std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owned(out, &std::free);
   // Only well-formed UTF-8 reaches here, so utf8proc cannot fail; keep the text if it does.
   if (n < 0) return std::string(s);
@@ -50,12 +50,14 @@ const std::vector<uint32_t>& ccc0_nfc_unstable() {
     for (utf8proc_int32_t cp = 0x80; cp <= 0x10FFFF; ++cp) {
       if (cp >= 0xD800 && cp <= 0xDFFF) continue;
       const utf8proc_property_t* p = utf8proc_get_property(cp);
-      if (p->decomp_seqindex == UINT16_MAX || p->decomp_type != 0) continue;  // no canonical decomposition
+      if (p->decomp_seqindex == UINT16_MAX || p->decomp_type != 0)
+        continue;  // no canonical decomposition
       int last_boundclass = 0;
       const utf8proc_ssize_t n =
           utf8proc_decompose_char(cp, buf, 8, UTF8PROC_DECOMPOSE, &last_boundclass);
       for (utf8proc_ssize_t i = 1; i < n && i < 8; ++i)
-        if (utf8proc_get_property(buf[i])->combining_class == 0) t.push_back(static_cast<uint32_t>(buf[i]));
+        if (utf8proc_get_property(buf[i])->combining_class == 0)
+          t.push_back(static_cast<uint32_t>(buf[i]));
       std::string one;
       append_utf8(&one, static_cast<uint32_t>(cp));
       if (nfc_of(one) != one) t.push_back(static_cast<uint32_t>(cp));
@@ -188,8 +190,8 @@ bool is_number(uint32_t cp) {
 bool is_whitespace(uint32_t cp) {
   if (cp <= 0x20) return cp == 0x20 || (cp >= 0x09 && cp <= 0x0D);
   if (cp < 0x85) return false;
-  return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
-         cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+  return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+         cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 std::string_view to_nfc(std::string_view text, std::string* storage) {
@@ -197,7 +199,7 @@ std::string_view to_nfc(std::string_view text, std::string* storage) {
   // window around it that NFC cannot see past: from the inert character before it (a base
   // that marks may compose onto) up to the next inert character or ill-formed byte.
   const size_t n = text.size();
-  size_t copied = 0;               // text[0, copied) is already in *storage
+  size_t copied = 0;  // text[0, copied) is already in *storage
   bool changed = false;
   size_t last_inert = std::string_view::npos;  // start of the preceding unit, when inert
   size_t pos = 0;

