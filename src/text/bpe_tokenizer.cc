@@ -1,8 +1,6 @@
 #include "text/bpe_tokenizer.h"
 
 #include <algorithm>
-#include <array>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -42,10 +40,24 @@ std::string byte_level_decode(std::string_view text) {
   return out;
 }
 
+// j[key] when j is an object holding a string there, else `fallback`. (nlohmann's value()
+// throws when the key holds another type; a tokenizer.json is outside input.)
+std::string string_field(const nlohmann::json& j, const char* key,
+                         const std::string& fallback = "") {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+bool bool_field(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
 // Whether a pre_tokenizer (a Split, or a Sequence holding one) cuts with Qwen2's regex.
 bool uses_qwen2_split(const nlohmann::json& pre) {
   if (!pre.is_object()) return false;
-  const std::string type = pre.value("type", std::string());
+  const std::string type = string_field(pre, "type");
   if (type == "Sequence") {
     auto list = pre.find("pretokenizers");
     if (list == pre.end() || !list->is_array()) return false;
@@ -81,6 +93,8 @@ Result<Tokenizer> Tokenizer::build(std::vector<std::string> texts, std::vector<i
   t.nfc_ = nfc;
   const size_t n = texts.size();
   if (n == 0) return Status::error("the vocabulary is empty");
+  if (types.size() != n)
+    return Status::error("the vocabulary has token types for some tokens only");
   if (n > static_cast<size_t>(INT32_MAX / 2)) return Status::error("the vocabulary is too large");
 
   // Ordinary tokens by spelling; merges and the byte alphabet refer to them.
@@ -172,10 +186,9 @@ Result<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_json) {
   auto it = doc.find("model");
   if (it == doc.end() || !it->is_object()) return Status::error("tokenizer.json has no model");
   const json& model = *it;
-  if (model.value("type", std::string("BPE")) != "BPE")
+  if (model.contains("type") && string_field(model, "type") != "BPE")
     return Status::error("tokenizer.json: the model is not BPE");
-  if (model.contains("byte_fallback") && model["byte_fallback"].is_boolean() &&
-      model["byte_fallback"].get<bool>())
+  if (bool_field(model, "byte_fallback"))
     return Status::error(
         "tokenizer.json: byte_fallback BPE is not supported (byte-level BPE only)");
   auto vocab_it = model.find("vocab");
@@ -189,18 +202,25 @@ Result<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_json) {
     return Status::error("tokenizer.json: the pre-tokenizer is not Qwen2's; it is not supported");
   bool nfc = false;
   if (auto n = doc.find("normalizer"); n != doc.end() && !n->is_null()) {
-    if (!n->is_object() || n->value("type", std::string()) != "NFC")
+    if (string_field(*n, "type") != "NFC")
       return Status::error("tokenizer.json: only the NFC normalizer (or none) is supported");
     nfc = true;
   }
 
-  // Ids may leave gaps; a gap becomes an UNUSED token. Bound ids before allocating.
-  constexpr int64_t kMaxId = 1 << 24;
+  // Ids may leave gaps; a gap becomes an UNUSED token. Ids are bounded by the number of
+  // entries (with room for gaps) before anything is allocated for them.
+  auto added = doc.find("added_tokens");
+  const bool has_added = added != doc.end() && !added->is_null();
+  if (has_added && !added->is_array())
+    return Status::error("tokenizer.json: added_tokens is not an array");
+  const int64_t entries = static_cast<int64_t>(vocab_it->size() + (has_added ? added->size() : 0));
+  const int64_t max_id = std::min<int64_t>(2 * entries + 1024, int64_t{1} << 24);
   std::vector<std::string> texts;
   std::vector<int32_t> types;
   auto place = [&](const json& id, std::string text, int32_t type) -> Status {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= kMaxId)
-      return Status::error("tokenizer.json: a token id is not an integer in [0, 2^24)");
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= max_id)
+      return Status::error("tokenizer.json: token id " + id.dump() + " is not an integer in [0, " +
+                           std::to_string(max_id) + ")");
     const size_t i = static_cast<size_t>(id.get<int64_t>());
     if (i >= texts.size()) texts.resize(i + 1), types.resize(i + 1, kTypeUnused);
     texts[i] = std::move(text);
@@ -208,16 +228,13 @@ Result<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_json) {
     return Status::ok();
   };
   for (const auto& [text, id] : vocab_it->items()) DUET_TRY(place(id, text, kTypeNormal));
-  if (auto added = doc.find("added_tokens"); added != doc.end() && !added->is_null()) {
-    if (!added->is_array()) return Status::error("tokenizer.json: added_tokens is not an array");
+  if (has_added) {
     for (const json& a : *added) {
       if (!a.is_object() || !a.contains("id") || !a.contains("content") ||
           !a["content"].is_string())
         return Status::error("tokenizer.json: an added_tokens entry lacks id or content");
-      const bool special =
-          a.contains("special") && a["special"].is_boolean() && a["special"].get<bool>();
       DUET_TRY(place(a["id"], a["content"].get<std::string>(),
-                     special ? kTypeControl : kTypeUserDefined));
+                     bool_field(a, "special") ? kTypeControl : kTypeUserDefined));
     }
   }
   std::vector<std::pair<std::string, std::string>> merges;

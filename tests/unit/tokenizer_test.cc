@@ -178,20 +178,33 @@ TEST(TokenizerJson, RefusesWhatItCannotTokenizeFaithfully) {
   const std::string vocab = R"("vocab": {"a": 0}, "merges": [])";
   const std::string qwen_pre = R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": )" +
                                nlohmann::json(std::string(kQwen2SplitRegex)).dump() + "}}";
-  for (const std::string& bad : {
-           std::string(""),
-           std::string("{"),
-           std::string("[]"),
-           std::string(R"({"model": 1})"),
-           R"({"model": {"type": "Unigram", )" + vocab + "}, " + qwen_pre + "}",
-           R"({"model": {"type": "BPE", )" + vocab +
-               R"(}, "pre_tokenizer": {"type": "Whitespace"}})",
-           // Only "a" in the vocabulary: the byte alphabet is missing.
-           R"({"model": {"type": "BPE", )" + vocab + "}, " + qwen_pre + "}",
-           R"({"model": {"type": "BPE", "vocab": {"a": -5}, "merges": []}, )" + qwen_pre + "}",
-           R"({"model": {"type": "BPE", "vocab": {"a": 99999999999}, "merges": []}, )" + qwen_pre +
-               "}",
-       }) {
+  for (
+      const std::string& bad : {
+          std::string(""),
+          std::string("{"),
+          std::string("[]"),
+          std::string(R"({"model": 1})"),
+          R"({"model": {"type": "Unigram", )" + vocab + "}, " + qwen_pre + "}",
+          R"({"model": {"type": "BPE", )" + vocab +
+              R"(}, "pre_tokenizer": {"type": "Whitespace"}})",
+          // Only "a" in the vocabulary: the byte alphabet is missing.
+          R"({"model": {"type": "BPE", )" + vocab + "}, " + qwen_pre + "}",
+          R"({"model": {"type": "BPE", "vocab": {"a": -5}, "merges": []}, )" + qwen_pre + "}",
+          R"({"model": {"type": "BPE", "vocab": {"a": 99999999999}, "merges": []}, )" + qwen_pre +
+              "}",
+          // An id far beyond the number of entries: refused before anything is allocated.
+          R"({"model": {"type": "BPE", "vocab": {"a": 16000000}, "merges": []}, )" + qwen_pre + "}",
+          // Fields of the wrong type are errors, not exceptions.
+          R"({"model": {"type": 5, "vocab": {}, "merges": []}, )" + qwen_pre + "}",
+          R"({"model": {"type": "BPE", "vocab": {}, "merges": [7]}, )" + qwen_pre + "}",
+          R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "normalizer": {"type": 1}, )" +
+              qwen_pre + "}",
+          R"({"model": {"type": "BPE", "vocab": {}, "merges": []},
+               "added_tokens": [{"id": "x", "content": "<a>"}], )" +
+              qwen_pre + "}",
+          std::string(
+              R"({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": []}})"),
+      }) {
     auto t = Tokenizer::from_hf_json(bad);
     EXPECT_FALSE(t.is_ok()) << bad;
   }
