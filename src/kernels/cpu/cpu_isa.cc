@@ -1,5 +1,9 @@
 #include "kernels/cpu/cpu_isa.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace duet {
 
 const char* cpu_isa_name(CpuIsa isa) {
@@ -27,8 +31,10 @@ bool cpu_isa_supported(CpuIsa isa) {
   // Safe even from static initialisers (tests instantiate per-ISA suites there).
   __builtin_cpu_init();
   // __builtin_cpu_supports also checks that the OS saves the YMM / ZMM state (XCR0).
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                    __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports has no "f16c".
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512vnni");
