@@ -3,6 +3,8 @@
 // budget injects Qwen's closing phrase.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <map>
 
 #include "engine/engine.h"
@@ -18,9 +20,11 @@ std::unique_ptr<Qwen3Model> load(const std::string& path) {
   return std::move(m.value());
 }
 
+// Forged once per test process, on first use (ctest runs tests as parallel processes,
+// so the file name carries the process id).
 std::string forged_model_path() {
   static const std::string path = [] {
-    const std::string p = ::testing::TempDir() + "/engine_forged.gguf";
+    const std::string p = ::testing::TempDir() + "/engine_forged_" + std::to_string(getpid()) + ".gguf";
     ForgeOptions o;
     o.shape.n_layer = 2;
     o.shape.n_embd = 64;
@@ -90,7 +94,7 @@ class EngineBatching : public ::testing::TestWithParam<std::string> {};
 // a small token budget (so prompts are chunked and ride along with others' decoding):
 // every request's greedy tokens equal what it produces alone.
 TEST_P(EngineBatching, ConcurrentGreedyEqualsAlone) {
-  auto model = load(GetParam());
+  auto model = load(GetParam() == "forged" ? forged_model_path() : GetParam());
   const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
   std::vector<GenerateRequest> reqs;
   for (int i = 0; i < 16; ++i) reqs.push_back(greedy(prompt_of(3 + i * 11, i, vocab), 12 + i % 5));
@@ -120,7 +124,7 @@ TEST_P(EngineBatching, ConcurrentGreedyEqualsAlone) {
 INSTANTIATE_TEST_SUITE_P(Models, EngineBatching,
                          ::testing::Values(test::golden_dir() + "/models/micro-f16.gguf",
                                            test::golden_dir() + "/models/kq-q4_k_m.gguf",
-                                           forged_model_path()),
+                                           std::string("forged")),
                          [](const auto& info) { return "model" + std::to_string(info.index); });
 
 // A second request sharing a 1,000-token prefix computes only its new tokens and produces
