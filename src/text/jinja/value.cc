@@ -1,6 +1,7 @@
 #include "text/jinja/value.h"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +35,14 @@ void Dict::set(std::string key, Value value) {
     *existing = std::move(value);
     return;
   }
+  if (!index_.empty()) index_.emplace(key, entries_.size());
+  entries_.emplace_back(std::move(key), std::move(value));
+  if (index_.empty() && entries_.size() > kIndexThreshold)
+    for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+}
+
+void Dict::add_new(std::string key, Value value) {
+  assert(find(key) == nullptr);
   if (!index_.empty()) index_.emplace(key, entries_.size());
   entries_.emplace_back(std::move(key), std::move(value));
   if (index_.empty() && entries_.size() > kIndexThreshold)

@@ -42,24 +42,8 @@ struct List {
   std::vector<Value> items;
 };
 
-// Keys keep their first insertion position; setting an existing key replaces its value.
-class Dict {
- public:
-  const Value* find(std::string_view key) const;
-  Value* find(std::string_view key);
-  void set(std::string key, Value value);
-  void reserve(size_t n) { entries_.reserve(n); }
-  const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
-  size_t size() const { return entries_.size(); }
-
- private:
-  std::vector<std::pair<std::string, Value>> entries_;
-  std::unordered_map<std::string, size_t> index_;  // built once the dict grows past a few keys
-};
-
-struct Namespace {
-  Dict attrs;
-};
+class Dict;
+struct Namespace;
 
 struct Callable {
   enum class Type { kMacro, kGlobal, kMethod };
@@ -121,6 +105,30 @@ class Value {
   explicit Value(Payload p) : v_(std::move(p)) {}
   Payload v_;
 };
+
+// Defined after Value: a pair<std::string, Value> member needs Value complete (clang checks
+// pair's constraints when the class is defined).
+// Keys keep their first insertion position; setting an existing key replaces its value.
+class Dict {
+ public:
+  const Value* find(std::string_view key) const;
+  Value* find(std::string_view key);
+  void set(std::string key, Value value);
+  void reserve(size_t n) { entries_.reserve(n); }
+  // For keys known to be new (building `loop`, converting JSON): skips the lookup.
+  void add_new(std::string key, Value value);
+  const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<std::pair<std::string, Value>> entries_;
+  std::unordered_map<std::string, size_t> index_;  // built once the dict grows past a few keys
+};
+
+struct Namespace {
+  Dict attrs;
+};
+
 
 // Python/Jinja truthiness; a namespace and a callable are true.
 bool truthy(const Value& v);
