@@ -64,8 +64,12 @@ ModelHost::ModelHost(const ServeOptions& options, Logger& log) : options_(option
 
 ModelHost::~ModelHost() { shutdown(); }
 
+// Ends every live request (the engine pushes their final events, which only post to the
+// connections' strands), then joins the engine thread. Call while the I/O context those
+// posts go to still exists (stopped is fine).
 void ModelHost::shutdown() {
-  if (engine_) engine_->stop();
+  loaded_.store(false, std::memory_order_release);
+  engine_.reset();
 }
 
 std::vector<int32_t> ModelHost::end_tokens() const {

@@ -52,7 +52,8 @@ class ModelHost {
   // Loads (or forges) the model, starts the engine. Blocking; call once.
   Status load();
   bool loaded() const { return loaded_.load(std::memory_order_acquire); }
-  // Stops the engine thread (every live request ends as cancelled).
+  // Stops and destroys the engine (every live request ends as cancelled). Afterwards only
+  // info() is valid.
   void shutdown();
 
   // Valid once loaded() is true; immutable afterwards (the engine is thread-safe).
