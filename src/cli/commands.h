@@ -15,6 +15,7 @@ void add_forge_command(CLI::App& app, Action* run);
 void add_serve_command(CLI::App& app, Action* run);
 void add_tokenize_command(CLI::App& app, Action* run);
 void add_render_command(CLI::App& app, Action* run);
+void add_bench_command(CLI::App& app, Action* run);
 
 // Prints "duet: <message>" to stderr and returns the exit code for bad input.
 int fail(const std::string& message);

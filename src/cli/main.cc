@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   duet::cli::add_serve_command(app, &run);
   duet::cli::add_tokenize_command(app, &run);
   duet::cli::add_render_command(app, &run);
+  duet::cli::add_bench_command(app, &run);
   CLI11_PARSE(app, argc, argv);
   return run ? run() : 1;
 }
