@@ -14,6 +14,9 @@ namespace duet {
 class Router {
  public:
   void add(std::string method, std::string path, Handler handler);
+  // Every path that starts with `prefix` (e.g. "/v1/models/" for /v1/models/{id}), when no
+  // exact route matches; the handler reads the rest from the request's path.
+  void add_prefix(std::string method, std::string prefix, Handler handler);
 
   struct Match {
     const Handler* handler = nullptr;  // null: no route
@@ -25,6 +28,7 @@ class Router {
  private:
   // path → method → handler
   std::map<std::string, std::map<std::string, Handler>, std::less<>> routes_;
+  std::map<std::string, std::map<std::string, Handler>, std::less<>> prefixes_;
 };
 
 }  // namespace duet

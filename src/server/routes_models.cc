@@ -11,7 +11,7 @@
 namespace duet {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 std::string rfc3339(int64_t unix_seconds) {
   const std::time_t t = static_cast<std::time_t>(unix_seconds);
@@ -35,6 +35,17 @@ json ollama_details(const ModelInfo& m) {
           {"quantization_level", m.quantization}};
 }
 
+json openai_model(const ModelInfo& m) {
+  return {{"id", m.name},
+          {"object", "model"},
+          {"created", m.created},
+          {"owned_by", m.owned_by},
+          {"root", m.name},
+          {"parent", nullptr},
+          {"max_model_len", m.context_length},
+          {"description", m.description}};
+}
+
 bool not_loaded(ServerContext& ctx, Exchange& ex) {
   if (ctx.host.loaded()) return false;
   respond_error(ex, 503, "the model is still loading; try again shortly");
@@ -46,17 +57,17 @@ bool not_loaded(ServerContext& ctx, Exchange& ex) {
 void add_model_routes(Router& router, ServerContext& ctx) {
   router.add("GET", "/v1/models", [&ctx](const std::shared_ptr<Exchange>& ex) {
     if (not_loaded(ctx, *ex)) return;
-    const ModelInfo& m = ctx.host.info();
-    json model = {{"id", m.name},
-                  {"object", "model"},
-                  {"created", m.created},
-                  {"owned_by", m.owned_by},
-                  {"root", m.name},
-                  {"parent", nullptr},
-                  {"max_model_len", m.context_length},
-                  {"description", m.description}};
+    json model = openai_model(ctx.host.info());
     ex->respond(
         json_response(200, json{{"object", "list"}, {"data", json::array({model})}}.dump()));
+  });
+  router.add_prefix("GET", "/v1/models/", [&ctx](const std::shared_ptr<Exchange>& ex) {
+    if (not_loaded(ctx, *ex)) return;
+    const std::string id = ex->request().path.substr(std::string_view("/v1/models/").size());
+    if (!model_name_matches(id, ctx.host.info().name))
+      return respond_error(*ex, 404,
+                           "model not found; this server serves '" + ctx.host.info().name + "'");
+    ex->respond(json_response(200, openai_model(ctx.host.info()).dump()));
   });
   router.add("GET", "/api/tags", [&ctx](const std::shared_ptr<Exchange>& ex) {
     if (not_loaded(ctx, *ex)) return;
@@ -82,13 +93,13 @@ void add_model_routes(Router& router, ServerContext& ctx) {
   });
   router.add("POST", "/api/show", [&ctx](const std::shared_ptr<Exchange>& ex) {
     if (not_loaded(ctx, *ex)) return;
-    json body = json::parse(ex->request().body, nullptr, false);
-    if (body.is_discarded() || !body.is_object())
-      return respond_error(*ex, 400, "the body must be a JSON object with \"model\"");
+    auto parsed = parse_request_body(ex->request().body);
+    if (!parsed) return respond_error(*ex, 400, parsed.message());
+    const json& body = parsed.value();
     const json* name = nullptr;
     for (const char* key : {"model", "name"})
-      if (auto it = body.find(key); it != body.end() && it->is_string()) {
-        name = &*it;
+      if (const json* v = find_field(body, key); v && v->is_string()) {
+        name = v;
         break;
       }
     if (name == nullptr) return respond_error(*ex, 400, "\"model\" is required");

@@ -241,6 +241,8 @@ async function collect(stream) {
   check(notFound instanceof OpenAI.NotFoundError, 'unknown model → NotFoundError');
   const models = await client.models.list();
   checkEq(models.data[0].id, 'qwen3-demo', 'models.list through the client');
+  const one = await client.models.retrieve('qwen3-demo');
+  checkEq(one.owned_by, 'duet-demo', 'models.retrieve through the client');
 }
 
 checkEq((await request({ path: '/health' })).status, 200, 'server alive');
