@@ -284,6 +284,10 @@ bool Engine::step() {
       }
     }
   }
+  // Prompt tokens computed this step, counted before finished sequences are freed.
+  int64_t prompt_computed = 0;
+  for (const ScheduledChunk& c : plan.chunks)
+    if (c.start < c.seq->n_prompt) prompt_computed += std::min(c.count, c.seq->n_prompt - c.start);
   drop_finished();
 
   // 4. Publish a snapshot for /metrics.
@@ -292,11 +296,8 @@ bool Engine::step() {
   stats_.waiting = scheduler_->n_waiting() + static_cast<int64_t>(inbox_.size());
   stats_.kv = blocks_->stats();
   stats_.preemptions = scheduler_->n_preemptions();
-  if (!plan.empty()) {
-    stats_.steps++;
-    for (const ScheduledChunk& c : plan.chunks)
-      if (c.start < c.seq->n_prompt) stats_.prompt_tokens += std::min(c.count, c.seq->n_prompt - c.start);
-  }
+  if (!plan.empty()) stats_.steps++;
+  stats_.prompt_tokens += prompt_computed;
   return did_work;
 }
 
