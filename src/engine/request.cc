@@ -49,14 +49,21 @@ RequestStats RequestHandle::stats() const {
   return stats_;
 }
 
+void RequestHandle::set_on_event(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_event_ = std::move(fn);
+}
+
 void RequestHandle::push(TokenEvent ev) {
+  std::function<void()> notify;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (ev.finish != FinishReason::kNone) done_ = true;
     events_.push_back(std::move(ev));
+    notify = on_event_;  // copied under the lock: the consumer may set it concurrently
   }
   cv_.notify_all();
-  if (on_event) on_event();
+  if (notify) notify();
 }
 
 }  // namespace duet

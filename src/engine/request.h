@@ -72,9 +72,10 @@ class RequestHandle {
   bool finished() const;
   RequestStats stats() const;
   int64_t id() const { return id_; }
-  // Called by the engine thread after each push (for an async writer to wake up). Set it
-  // before the request is submitted, or under your own synchronisation.
-  std::function<void()> on_event;
+  // Sets what the engine thread calls after each push (an async writer's wake-up). Safe at
+  // any time: events pushed before it was set are already in the queue, so a caller that
+  // sets it late should drain once afterwards.
+  void set_on_event(std::function<void()> fn);
 
  private:
   friend class Engine;
@@ -88,6 +89,7 @@ class RequestHandle {
   RequestStats stats_;
   std::atomic<bool> cancelled_{false};
   std::function<void()> wake_engine_;
+  std::function<void()> on_event_;  // guarded by mu_
 };
 
 }  // namespace duet

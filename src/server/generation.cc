@@ -49,9 +49,9 @@ class Generation : public std::enable_shared_from_this<Generation> {
     self_ = shared_from_this();
     ctx_.track(handle_);
     std::weak_ptr<Generation> weak = self_;
-    handle_->on_event = [weak] {
+    handle_->set_on_event([weak] {
       if (auto g = weak.lock()) g->schedule_drain();
-    };
+    });
     ex_->on_client_gone([weak] {
       if (auto g = weak.lock()) g->client_gone();
     });
