@@ -8,26 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "support/jinja_case.h"
 #include "text/jinja/jinja.h"
 
 namespace duet::jinja {
 namespace {
-
-struct Case {
-  const char* name;
-  const char* source;
-  const char* context;  // JSON
-  const char* want;
-};
-
-std::string render(const Case& c) {
-  auto t = Template::parse(c.source);
-  if (!t) return "parse error: " + t.message();
-  const auto context = nlohmann::ordered_json::parse(c.context);
-  auto out = (*t)->render(context, RenderLimits{}, DateTime{2026, 11, 29, 13, 5, 9});
-  if (!out) return "render error: " + out.message();
-  return *out;
-}
 
 const Case kExpressions[] = {
     {"int_arith",
