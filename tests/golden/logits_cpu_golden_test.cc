@@ -13,6 +13,7 @@
 
 #include "base/thread_pool.h"
 #include "model/qwen3_model.h"
+#include "support/golden_logits.h"
 #include "support/test_util.h"
 
 namespace duet {
@@ -50,34 +51,7 @@ TEST_P(LogitsCpuGolden, MatchesReference) {
   std::vector<float> logits;
   ASSERT_TRUE((*model)->forward(tokens, kv, true, logits).is_ok());
 
-  const auto raw = test::read_bytes(dir + c["reference"].get<std::string>());
-  ASSERT_EQ(raw.size(), tokens.size() * static_cast<size_t>(n_vocab) * 4);
-  std::vector<float> ref(raw.size() / 4);
-  std::memcpy(ref.data(), raw.data(), raw.size());
-  ASSERT_EQ(logits.size(), ref.size());
-
-  double err = 0, norm = 0;
-  int agree = 0;
-  for (size_t p = 0; p < tokens.size(); ++p) {
-    size_t best_ref = 0, best_got = 0;
-    for (int64_t v = 0; v < n_vocab; ++v) {
-      const size_t i = p * n_vocab + v;
-      err += (double(logits[i]) - ref[i]) * (double(logits[i]) - ref[i]);
-      norm += double(ref[i]) * ref[i];
-      if (ref[i] > ref[p * n_vocab + best_ref]) best_ref = v;
-      if (logits[i] > logits[p * n_vocab + best_got]) best_got = v;
-    }
-    agree += best_ref == best_got;
-  }
-  const double rel_l2 = std::sqrt(err / norm);
-  const double tol = std::max(2.0 * c["llamacpp_rel_l2"].get<double>(), 1e-4);
-  const double agreement = double(agree) / tokens.size();
-  const bool is_f16 = c["model"].get<std::string>().find("f16") != std::string::npos;
-  RecordProperty("rel_l2", std::to_string(rel_l2));
-  std::printf("[ cpu-%s ] %s: rel_l2 %.3g (tolerance %.3g), argmax %.1f%%\n", cpu_isa_name(isa),
-              GetParam().name.c_str(), rel_l2, tol, 100 * agreement);
-  EXPECT_LE(rel_l2, tol) << "relative L2 error";
-  EXPECT_GE(agreement, is_f16 ? 1.0 : 0.95) << "argmax agreement";
+  test::expect_matches_golden_logits(c, logits, std::string("cpu-") + cpu_isa_name(isa));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, LogitsCpuGolden, ::testing::ValuesIn(load_cases()),

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "model/qwen3_model.h"
+#include "support/golden_logits.h"
 #include "support/test_util.h"
 
 namespace duet {
@@ -41,32 +42,7 @@ TEST_P(LogitsGolden, MatchesReference) {
   std::vector<float> logits;
   ASSERT_TRUE((*model)->forward(tokens, kv, true, logits).is_ok());
 
-  const auto raw = test::read_bytes(dir + c["reference"].get<std::string>());
-  ASSERT_EQ(raw.size(), tokens.size() * static_cast<size_t>(n_vocab) * 4);
-  std::vector<float> ref(raw.size() / 4);
-  std::memcpy(ref.data(), raw.data(), raw.size());
-  ASSERT_EQ(logits.size(), ref.size());
-
-  double err = 0, norm = 0;
-  int agree = 0;
-  for (size_t p = 0; p < tokens.size(); ++p) {
-    size_t best_ref = 0, best_got = 0;
-    for (int64_t v = 0; v < n_vocab; ++v) {
-      const size_t i = p * n_vocab + v;
-      err += (double(logits[i]) - ref[i]) * (double(logits[i]) - ref[i]);
-      norm += double(ref[i]) * ref[i];
-      if (ref[i] > ref[p * n_vocab + best_ref]) best_ref = v;
-      if (logits[i] > logits[p * n_vocab + best_got]) best_got = v;
-    }
-    agree += best_ref == best_got;
-  }
-  const double rel_l2 = std::sqrt(err / norm);
-  const double tol = std::max(2.0 * c["llamacpp_rel_l2"].get<double>(), 1e-4);
-  const double agreement = double(agree) / tokens.size();
-  const bool is_f16 = c["model"].get<std::string>().find("f16") != std::string::npos;
-  RecordProperty("rel_l2", std::to_string(rel_l2));
-  EXPECT_LE(rel_l2, tol) << "relative L2 error";
-  EXPECT_GE(agreement, is_f16 ? 1.0 : 0.95) << "argmax agreement";
+  test::expect_matches_golden_logits(c, logits, "ref");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, LogitsGolden, ::testing::ValuesIn(load_cases()),

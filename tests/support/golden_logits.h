@@ -1,0 +1,53 @@
+// Holds computed logits to a case of ../shared/golden/logits_cases.json with the golden
+// README's rule (never relaxed): rel L2 <= max(2 * llamacpp_rel_l2, 1e-4), and the
+// reference's argmax at >= 95% of positions (100% for the F16 files).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "support/test_util.h"
+
+namespace duet::test {
+
+inline void expect_matches_golden_logits(const nlohmann::json& c, const std::vector<float>& logits,
+                                         const std::string& label) {
+  const int64_t n_vocab = c["n_vocab"];
+  const size_t n_pos = c["tokens"].size();
+  const auto raw = read_bytes(golden_dir() + "/" + c["reference"].get<std::string>());
+  ASSERT_EQ(raw.size(), n_pos * static_cast<size_t>(n_vocab) * 4);
+  std::vector<float> ref(raw.size() / 4);
+  std::memcpy(ref.data(), raw.data(), raw.size());
+  ASSERT_EQ(logits.size(), ref.size());
+
+  double err = 0, norm = 0;
+  int agree = 0;
+  for (size_t p = 0; p < n_pos; ++p) {
+    size_t best_ref = 0, best_got = 0;
+    for (int64_t v = 0; v < n_vocab; ++v) {
+      const size_t i = p * n_vocab + v;
+      err += (double(logits[i]) - ref[i]) * (double(logits[i]) - ref[i]);
+      norm += double(ref[i]) * ref[i];
+      if (ref[i] > ref[p * n_vocab + best_ref]) best_ref = v;
+      if (logits[i] > logits[p * n_vocab + best_got]) best_got = v;
+    }
+    agree += best_ref == best_got;
+  }
+  const double rel_l2 = std::sqrt(err / norm);
+  const double tol = std::max(2.0 * c["llamacpp_rel_l2"].get<double>(), 1e-4);
+  const double agreement = double(agree) / n_pos;
+  const bool is_f16 = c["model"].get<std::string>().find("f16") != std::string::npos;
+  ::testing::Test::RecordProperty("rel_l2", std::to_string(rel_l2));
+  std::printf("[ %s ] %s: rel_l2 %.3g (tolerance %.3g), argmax %.1f%%\n", label.c_str(),
+              c["name"].get<std::string>().c_str(), rel_l2, tol, 100 * agreement);
+  EXPECT_LE(rel_l2, tol) << "relative L2 error";
+  EXPECT_GE(agreement, is_f16 ? 1.0 : 0.95) << "argmax agreement";
+}
+
+}  // namespace duet::test
