@@ -112,7 +112,12 @@ void Engine::start() {
 }
 
 void Engine::stop() {
-  stop_ = true;
+  {
+    // Under the lock: otherwise the flag can be set and notified between the engine
+    // thread's check of it and its wait, and the wakeup is lost (join hangs).
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
