@@ -77,8 +77,8 @@ std::unique_ptr<Backend> make_ref_backend();
 class ThreadPool;
 
 // The fast CPU backend (kernels/cpu): SIMD kernels for this CPU (best_cpu_isa()), work
-// spread over `pool`, which must outlive the backend. Attention is still the reference
-// kernel. Like every backend it is driven by one thread at a time.
+// spread over `pool`, which must outlive the backend. Like every backend it is driven by
+// one thread at a time.
 std::unique_ptr<Backend> make_cpu_backend(ThreadPool& pool);
 // The same on a chosen ISA path (tests, benchmarks). Precondition: cpu_isa_supported(isa).
 std::unique_ptr<Backend> make_cpu_backend(ThreadPool& pool, CpuIsa isa);

@@ -1,12 +1,12 @@
 // The fast CPU backend: the kernels/cpu table of one ISA path, with the work of each call
-// spread over a thread pool. Attention stays the reference kernel for now (a paged
-// attention kernel is being written separately).
+// spread over a thread pool.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "backend/backend.h"
 #include "base/thread_pool.h"
+#include "kernels/cpu/attention.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/ref/ops.h"
@@ -22,7 +22,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(ThreadPool& pool, CpuIsa isa) : pool_(pool), k_(cpu::cpu_kernels(isa)) {}
+  CpuBackend(ThreadPool& pool, CpuIsa isa)
+      : pool_(pool), k_(cpu::cpu_kernels(isa)), attn_scratch_(static_cast<size_t>(pool.size())) {}
 
   std::string name() const override { return std::string("cpu-") + cpu_isa_name(k_.isa); }
 
@@ -74,8 +75,44 @@ class CpuBackend final : public Backend {
   void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
                  const int32_t* positions, int64_t n_tokens, const AttentionShape& s,
                  float* out) override {
-    ref::attention(q, k, v, kv_stride, positions, n_tokens, s.n_head, s.n_head_kv, s.head_dim,
-                   s.scale, out);
+    // Contiguous float rows are a paged cache of one block that holds the whole context.
+    int32_t n_ctx = 0;
+    for (int64_t t = 0; t < n_tokens; ++t) n_ctx = std::max(n_ctx, positions[t] + 1);
+    if (kv_stride != s.n_head_kv * s.head_dim || n_ctx == 0) {
+      ref::attention(q, k, v, kv_stride, positions, n_tokens, s.n_head, s.n_head_kv, s.head_dim,
+                     s.scale, out);
+      return;
+    }
+    const int32_t block_table[1] = {0};
+    const PagedKvView view{reinterpret_cast<const uint8_t*>(k), reinterpret_cast<const uint8_t*>(v),
+                           GgmlType::F32, n_ctx, kv_stride, block_table};
+    attention_paged(q, view, positions, n_tokens, s, out);
+  }
+
+  void attention_paged(const float* q, const PagedKvView& kv, const int32_t* positions,
+                       int64_t n_tokens, const AttentionShape& s, float* out) override {
+    cpu::PagedAttentionArgs a;
+    a.q = q;
+    a.k = kv.k;
+    a.v = kv.v;
+    a.dtype = kv.dtype;
+    a.block_size = kv.block_size;
+    a.kv_width = kv.kv_width;
+    a.block_table = kv.block_table;
+    a.positions = positions;
+    a.n_tokens = n_tokens;
+    a.n_head = s.n_head;
+    a.n_head_kv = s.n_head_kv;
+    a.head_dim = s.head_dim;
+    a.scale = s.scale;
+    a.out = out;
+    if (!cpu::paged_attention_supported(a)) {
+      Backend::attention_paged(q, kv, positions, n_tokens, s, out);
+      return;
+    }
+    pool_.parallel_for(cpu::paged_attention_tasks(a), [&](int64_t task, int thread) {
+      cpu::paged_attention_task(k_, a, task, attn_scratch_[static_cast<size_t>(thread)]);
+    });
   }
 
   void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
@@ -119,6 +156,7 @@ class CpuBackend final : public Backend {
   ThreadPool& pool_;
   const cpu::CpuKernels& k_;
   cpu::MatmulScratch scratch_;
+  std::vector<cpu::AttentionScratch> attn_scratch_;  // one per pool thread
   double rope_mscale_ = 0;
   std::vector<double> rope_freq_;
   std::vector<int32_t> rope_pos_;

@@ -18,6 +18,8 @@ namespace duet::cpu {
 // activation format of the weight type). Each output's arithmetic is the same whatever
 // nr and nt are, so results do not depend on how a matmul was tiled.
 constexpr int kTileMax = 4;
+// Key positions per attention chunk (see CpuKernels::attn_scores).
+constexpr int kAttnKeys = 16;
 using MatmulTileFn = void (*)(const uint8_t* w, size_t w_stride, int nr, const uint8_t* x,
                               size_t x_stride, int nt, int64_t cols, float* y, int64_t ldy);
 
@@ -44,6 +46,21 @@ struct CpuKernels {
   void (*rope_rotate)(float* x, int64_t n_heads, int64_t head_dim, const float* cos,
                       const float* sin) = nullptr;
 
+  // Attention pieces, put together by kernels/cpu/attention.cc. Keys come in chunks of
+  // kAttnKeys positions (zero-padded), so a chunk of scores is one or two vectors.
+  // KV rows stored as F16 / BF16 → float.
+  void (*f16_to_f32)(const uint16_t* x, int64_t n, float* out) = nullptr;
+  void (*bf16_to_f32)(const uint16_t* x, int64_t n, float* out) = nullptr;
+  // s[i·kAttnKeys + j] = Σ_d q[i·dim + d] · kt[d·kAttnKeys + j] for i < nq, j < kAttnKeys:
+  // the scores of nq query rows against one chunk of keys stored transposed (dim × chunk).
+  void (*attn_scores)(const float* q, int64_t nq, const float* kt, int64_t dim, float* s) = nullptr;
+  // s[j] ← exp(s[j] − m) for j < kAttnKeys (exp(−∞) = 0); returns the sum of the new s[j].
+  float (*attn_exp_sum)(float* s, float m) = nullptr;
+  // acc[i·dim + d] ← acc[i·dim + d]·corr[i] + Σ_j p[i·kAttnKeys + j] · v[j·dim + d]
+  // for i < nq: the online-softmax update of nq output rows by one chunk of values.
+  void (*attn_accumulate)(const float* p, int64_t nq, const float* v, int64_t dim,
+                          const float* corr, float* acc) = nullptr;
+
   // Kernels for a weight type; nullptr when the type has none.
   const WeightKernels* for_type(GgmlType type) const;
   ConvertRowFn converter(ActFormat f) const;
@@ -54,9 +71,11 @@ const CpuKernels& cpu_kernels(CpuIsa isa);
 
 // Per-file fillers (each defined in the file of its ISA).
 void fill_scalar_kernels(CpuKernels& k);
+void fill_scalar_attention_kernels(CpuKernels& k);
 void fill_avx2_quant_kernels(CpuKernels& k);
 void fill_avx2_float_kernels(CpuKernels& k);
 void fill_avx2_elementwise_kernels(CpuKernels& k);
+void fill_avx2_attention_kernels(CpuKernels& k);
 void fill_avx512_quant_kernels(CpuKernels& k);
 void fill_avx512_float_kernels(CpuKernels& k, bool bf16_dot);
 

@@ -1,0 +1,142 @@
+#include "kernels/cpu/attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/ref/dequantize.h"
+
+namespace duet::cpu {
+namespace {
+
+// Query rows (token × head of a KV group) per task: enough to amortize converting each
+// chunk of keys and values, few enough that a prompt still makes many tasks.
+constexpr int64_t kRowsPerTask = 32;
+
+int64_t group_of(const PagedAttentionArgs& a) { return a.n_head / a.n_head_kv; }
+
+int64_t tokens_per_task(const PagedAttentionArgs& a) {
+  return std::max<int64_t>(1, kRowsPerTask / group_of(a));
+}
+
+// Where one KV head's slice of a cache row is.
+struct HeadSlice {
+  size_t row_bytes;     // bytes of a whole row (kv_width values)
+  int64_t first;        // index of the slice's first value
+  size_t first_offset;  // its byte offset (Q8_0: a block boundary)
+};
+
+// One head's slice (head_dim values) of the K or V row at `pos`, as float.
+void load_head(const CpuKernels& k, const PagedAttentionArgs& a, const HeadSlice& hs,
+               const uint8_t* base, int64_t pos, float* out) {
+  const int64_t slot = static_cast<int64_t>(a.block_table[pos / a.block_size]) * a.block_size +
+                       pos % a.block_size;
+  const uint8_t* row = base + static_cast<size_t>(slot) * hs.row_bytes;
+  const int64_t first = hs.first;
+  switch (a.dtype) {
+    case GgmlType::F32: {
+      const float* f = reinterpret_cast<const float*>(row) + first;
+      std::copy(f, f + a.head_dim, out);
+      break;
+    }
+    case GgmlType::F16:
+      k.f16_to_f32(reinterpret_cast<const uint16_t*>(row) + first, a.head_dim, out);
+      break;
+    case GgmlType::BF16:
+      k.bf16_to_f32(reinterpret_cast<const uint16_t*>(row) + first, a.head_dim, out);
+      break;
+    default:  // Q8_0, heads on block boundaries (paged_attention_supported)
+      ref::dequantize_row(a.dtype, row + hs.first_offset, out, a.head_dim);
+      break;
+  }
+}
+
+}  // namespace
+
+bool paged_attention_supported(const PagedAttentionArgs& a) {
+  if (a.n_head_kv <= 0 || a.n_head % a.n_head_kv != 0 || a.head_dim <= 0) return false;
+  switch (a.dtype) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+      return true;
+    case GgmlType::Q8_0:
+      return a.head_dim % ggml_traits(a.dtype).block_elems == 0;
+    default:
+      return false;
+  }
+}
+
+int64_t paged_attention_tasks(const PagedAttentionArgs& a) {
+  const int64_t per = tokens_per_task(a);
+  return a.n_head_kv * ((a.n_tokens + per - 1) / per);
+}
+
+void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int64_t task,
+                          AttentionScratch& s) {
+  const int64_t G = group_of(a), dim = a.head_dim, per = tokens_per_task(a);
+  const int64_t kv_head = task % a.n_head_kv;
+  const int64_t t0 = (task / a.n_head_kv) * per, t1 = std::min(a.n_tokens, t0 + per);
+  const int64_t rows = (t1 - t0) * G;  // row r: token t0 + r / G, head kv_head·G + r % G
+
+  s.q.resize(static_cast<size_t>(rows * dim));
+  s.acc.assign(static_cast<size_t>(rows * dim), 0.0f);
+  s.s.resize(static_cast<size_t>(rows * kAttnKeys));
+  s.m.assign(static_cast<size_t>(rows), -INFINITY);
+  s.l.assign(static_cast<size_t>(rows), 0.0f);
+  s.corr.resize(static_cast<size_t>(rows));
+  s.kt.resize(static_cast<size_t>(dim * kAttnKeys));
+  s.v.resize(static_cast<size_t>(kAttnKeys * dim));
+  s.row.resize(static_cast<size_t>(dim));
+  const HeadSlice hs{ggml_row_bytes(a.dtype, a.kv_width), kv_head * dim,
+                     ggml_row_bytes(a.dtype, kv_head * dim)};
+
+  // Queries scaled once, so scores need no multiply.
+  int32_t first_pos = a.positions[t0], last_pos = a.positions[t0];
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t t = t0 + r / G, h = kv_head * G + r % G;
+    const float* src = a.q + (t * a.n_head + h) * dim;
+    for (int64_t d = 0; d < dim; ++d) s.q[r * dim + d] = src[d] * a.scale;
+    first_pos = std::min(first_pos, a.positions[t]);
+    last_pos = std::max(last_pos, a.positions[t]);
+  }
+
+  for (int64_t p0 = 0; p0 <= last_pos; p0 += kAttnKeys) {
+    const int64_t n = std::min<int64_t>(kAttnKeys, last_pos + 1 - p0);
+    // Keys transposed (dim × chunk) and values (chunk × dim), zero past the context.
+    std::fill(s.kt.begin(), s.kt.end(), 0.0f);
+    std::fill(s.v.begin() + n * dim, s.v.end(), 0.0f);
+    for (int64_t j = 0; j < n; ++j) {
+      load_head(k, a, hs, a.k, p0 + j, s.row.data());
+      for (int64_t d = 0; d < dim; ++d) s.kt[d * kAttnKeys + j] = s.row[d];
+      load_head(k, a, hs, a.v, p0 + j, s.v.data() + j * dim);
+    }
+    k.attn_scores(s.q.data(), rows, s.kt.data(), dim, s.s.data());
+
+    const bool masking = p0 + kAttnKeys - 1 > first_pos;  // some row cannot see all of it
+    for (int64_t r = 0; r < rows; ++r) {
+      float* sr = s.s.data() + r * kAttnKeys;
+      const int64_t visible = masking ? std::clamp<int64_t>(a.positions[t0 + r / G] + 1 - p0, 0, n) : n;
+      for (int64_t j = visible; j < kAttnKeys; ++j) sr[j] = -INFINITY;
+      if (visible == 0) {  // nothing new for this row: leave its state as it is
+        s.corr[r] = 1.0f;
+        std::fill(sr, sr + kAttnKeys, 0.0f);
+        continue;
+      }
+      float m = s.m[r];
+      for (int64_t j = 0; j < visible; ++j) m = std::max(m, sr[j]);
+      s.corr[r] = std::exp(s.m[r] - m);  // 0 on the first chunk (m was −∞)
+      s.l[r] = s.l[r] * s.corr[r] + k.attn_exp_sum(sr, m);
+      s.m[r] = m;
+    }
+    k.attn_accumulate(s.s.data(), rows, s.v.data(), dim, s.corr.data(), s.acc.data());
+  }
+
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t t = t0 + r / G, h = kv_head * G + r % G;
+    float* dst = a.out + (t * a.n_head + h) * dim;
+    const float inv = 1.0f / s.l[r];  // ≥ 1: the row's maximum contributes exp(0)
+    for (int64_t d = 0; d < dim; ++d) dst[d] = s.acc[r * dim + d] * inv;
+  }
+}
+
+}  // namespace duet::cpu

@@ -1,0 +1,47 @@
+// Causal grouped-query attention over a paged KV cache, on the pieces of a CpuKernels table
+// (flash-attention style: keys in chunks of kAttnKeys, an online softmax in float, no
+// score matrix and no copy of the context). Same contract as ref::attention_paged, whose
+// double-precision result it matches to float rounding (tests/unit/cpu_attention_test.cc).
+//
+// The work splits into independent tasks — one KV head × a tile of query tokens — that
+// the caller runs on any threads, each with its own AttentionScratch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gguf/ggml_type.h"
+#include "kernels/cpu/kernel_table.h"
+
+namespace duet::cpu {
+
+struct PagedAttentionArgs {
+  const float* q = nullptr;  // [n_tokens × n_head × head_dim]
+  const uint8_t* k = nullptr;  // layer base of K blocks: rows of kv_width values as `dtype`
+  const uint8_t* v = nullptr;
+  GgmlType dtype = GgmlType::F32;  // F32, F16, BF16 or Q8_0
+  int64_t block_size = 16;
+  int64_t kv_width = 0;  // n_head_kv × head_dim
+  const int32_t* block_table = nullptr;  // position p is in block block_table[p / block_size]
+  const int32_t* positions = nullptr;    // query t sees keys 0..positions[t]
+  int64_t n_tokens = 0;
+  int64_t n_head = 0, n_head_kv = 0, head_dim = 0;
+  float scale = 1.0f;
+  float* out = nullptr;  // [n_tokens × n_head × head_dim]
+};
+
+// Per-thread working memory, grown on first use and reused.
+struct AttentionScratch {
+  std::vector<float> q, kt, v, s, acc, m, l, corr, row;
+};
+
+// False for what this kernel does not handle (the caller then uses the reference):
+// another KV type, or Q8_0 rows whose heads do not start on a block boundary.
+bool paged_attention_supported(const PagedAttentionArgs& a);
+
+// Tasks of one call; run each exactly once (any order, any thread).
+int64_t paged_attention_tasks(const PagedAttentionArgs& a);
+void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int64_t task,
+                          AttentionScratch& scratch);
+
+}  // namespace duet::cpu

@@ -1,0 +1,149 @@
+// AVX2 + FMA versions of the attention pieces (contracts in kernel_table.h; the plain
+// versions are in attention_scalar.cc). The AVX-512 paths use these too: attention is a
+// small share of a forward pass at ordinary context lengths. Compiled with -mavx2 -mfma
+// -mf16c; called only when cpu_isa_supported(kAvx2).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/kernel_table.h"
+
+namespace duet::cpu {
+namespace {
+
+static_assert(kAttnKeys == 16, "a chunk of scores is two 8-float vectors");
+
+// exp(x) = 2^n · exp(r) with n = round(x·log2(e)) and r = x − n·ln 2 (ln 2 in two parts so
+// r is exact to float precision); exp(r) on |r| ≤ ln 2 / 2 by its Taylor polynomial of
+// degree 6, whose truncation error r^7/7! is below 1.3e-7 relative. Inputs below −87
+// (including −∞, a masked score) give 0; the callers never pass more than 0.
+inline __m256 exp_ps(__m256 x) {
+  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_LT_OQ);
+  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)), _mm256_set1_ps(-87.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
+}
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+void f16_to_f32(const uint16_t* x, int64_t n, float* out) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+  for (; i < n; ++i) out[i] = _cvtsh_ss(x[i]);
+}
+
+void bf16_to_f32(const uint16_t* x, int64_t n, float* out) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+    _mm256_storeu_ps(out + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
+  }
+  for (; i < n; ++i) {
+    const __m128i w = _mm_cvtsi32_si128(static_cast<int>(static_cast<uint32_t>(x[i]) << 16));
+    out[i] = _mm_cvtss_f32(_mm_castsi128_ps(w));
+  }
+}
+
+// Rows of q in groups of NQ: each step over d loads one row of kt (two vectors) and
+// feeds it to NQ broadcast query elements, 2·NQ independent FMA chains.
+template <int NQ>
+void scores_rows(const float* q, const float* kt, int64_t dim, float* s) {
+  __m256 a0[NQ], a1[NQ];
+  for (int r = 0; r < NQ; ++r) a0[r] = a1[r] = _mm256_setzero_ps();
+  for (int64_t d = 0; d < dim; ++d) {
+    const __m256 k0 = _mm256_loadu_ps(kt + d * kAttnKeys);
+    const __m256 k1 = _mm256_loadu_ps(kt + d * kAttnKeys + 8);
+    for (int r = 0; r < NQ; ++r) {
+      const __m256 b = _mm256_broadcast_ss(q + r * dim + d);
+      a0[r] = _mm256_fmadd_ps(b, k0, a0[r]);
+      a1[r] = _mm256_fmadd_ps(b, k1, a1[r]);
+    }
+  }
+  for (int r = 0; r < NQ; ++r) {
+    _mm256_storeu_ps(s + r * kAttnKeys, a0[r]);
+    _mm256_storeu_ps(s + r * kAttnKeys + 8, a1[r]);
+  }
+}
+
+void attn_scores(const float* q, int64_t nq, const float* kt, int64_t dim, float* s) {
+  int64_t i = 0;
+  for (; i + 4 <= nq; i += 4) scores_rows<4>(q + i * dim, kt, dim, s + i * kAttnKeys);
+  for (; i < nq; ++i) scores_rows<1>(q + i * dim, kt, dim, s + i * kAttnKeys);
+}
+
+float attn_exp_sum(float* s, float m) {
+  const __m256 vm = _mm256_set1_ps(m);
+  const __m256 e0 = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s), vm));
+  const __m256 e1 = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + 8), vm));
+  _mm256_storeu_ps(s, e0);
+  _mm256_storeu_ps(s + 8, e1);
+  return hsum(_mm256_add_ps(e0, e1));
+}
+
+void attn_accumulate(const float* p, int64_t nq, const float* v, int64_t dim, const float* corr,
+                     float* acc) {
+  for (int64_t i = 0; i < nq; ++i) {
+    const float* pi = p + i * kAttnKeys;
+    float* a = acc + i * dim;
+    const __m256 c = _mm256_set1_ps(corr[i]);
+    int64_t d = 0;
+    for (; d + 32 <= dim; d += 32) {  // four vectors of the row at a time
+      __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(a + d), c);
+      __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps(a + d + 8), c);
+      __m256 a2 = _mm256_mul_ps(_mm256_loadu_ps(a + d + 16), c);
+      __m256 a3 = _mm256_mul_ps(_mm256_loadu_ps(a + d + 24), c);
+      for (int j = 0; j < kAttnKeys; ++j) {
+        const __m256 b = _mm256_broadcast_ss(pi + j);
+        const float* vj = v + j * dim + d;
+        a0 = _mm256_fmadd_ps(b, _mm256_loadu_ps(vj), a0);
+        a1 = _mm256_fmadd_ps(b, _mm256_loadu_ps(vj + 8), a1);
+        a2 = _mm256_fmadd_ps(b, _mm256_loadu_ps(vj + 16), a2);
+        a3 = _mm256_fmadd_ps(b, _mm256_loadu_ps(vj + 24), a3);
+      }
+      _mm256_storeu_ps(a + d, a0);
+      _mm256_storeu_ps(a + d + 8, a1);
+      _mm256_storeu_ps(a + d + 16, a2);
+      _mm256_storeu_ps(a + d + 24, a3);
+    }
+    for (; d + 8 <= dim; d += 8) {
+      __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(a + d), c);
+      for (int j = 0; j < kAttnKeys; ++j)
+        a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(pi + j), _mm256_loadu_ps(v + j * dim + d), a0);
+      _mm256_storeu_ps(a + d, a0);
+    }
+    for (; d < dim; ++d) {
+      float sum = a[d] * corr[i];
+      for (int j = 0; j < kAttnKeys; ++j) sum += pi[j] * v[j * dim + d];
+      a[d] = sum;
+    }
+  }
+}
+
+}  // namespace
+
+void fill_avx2_attention_kernels(CpuKernels& k) {
+  k.f16_to_f32 = f16_to_f32;
+  k.bf16_to_f32 = bf16_to_f32;
+  k.attn_scores = attn_scores;
+  k.attn_exp_sum = attn_exp_sum;
+  k.attn_accumulate = attn_accumulate;
+}
+
+}  // namespace duet::cpu

@@ -1,0 +1,246 @@
+// The CPU backend's paged attention (kernels/cpu/attention.cc on each ISA path's pieces)
+// against the reference (kernels/ref, double precision), over GQA shapes, KV types, block
+// sizes that do and do not divide the key chunk, scrambled block tables, prefill from
+// position 0, a chunk continuing a context, and single-token decode.
+//
+// Bound per output element, derived from the data: the fast kernel computes each score in
+// float (error ≤ (dim + 4)·u·Σ_d |q_d·k_d|·scale =: δ), exponentiates with relative error
+// ≤ 2e-7 (attention_avx2.cc: polynomial truncation 1.3e-7 plus a few roundings), and sums
+// weights and weighted values in chains of at most n_keys/16 + 32 float additions. The
+// output is a weighted mean of values, so relative weight errors of ε move it by at most
+// 2ε·max|v|:  |out − ref| ≤ max|v|·(2·(2δ + 2e-7 + (n_keys/16 + 32)·u)) + u·|ref|.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "base/half.h"
+#include "base/thread_pool.h"
+#include "kernels/cpu/kernel_table.h"
+#include "kernels/ref/dequantize.h"
+#include "kernels/ref/ops.h"
+#include "kernels/ref/quantize.h"
+
+namespace duet {
+namespace {
+
+constexpr double kU = 1.0 / (1 << 24);
+
+struct Shape {
+  int64_t n_head, n_head_kv, head_dim;
+};
+
+struct Case {
+  GgmlType dtype;
+  Shape shape;
+  int64_t block_size;
+};
+
+std::string describe(const Case& c) {
+  return std::string(ggml_type_name(c.dtype)) + " heads " + std::to_string(c.shape.n_head) + "/" +
+         std::to_string(c.shape.n_head_kv) + " dim " + std::to_string(c.shape.head_dim) +
+         " block " + std::to_string(c.block_size);
+}
+
+std::vector<Case> all_cases() {
+  const GgmlType types[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0};
+  // Qwen3's shape; a wide group; an odd head size; equal heads; a head size with a
+  // 32-wide body and an 8-wide remainder; Q8_0 heads that split a block (the kernel
+  // leaves those to the reference). Q8_0 rows must hold whole blocks.
+  const Shape shapes[] = {{16, 8, 128}, {8, 1, 32}, {6, 3, 20}, {2, 2, 64}, {4, 2, 40}, {8, 4, 16}, {4, 1, 64}};
+  std::vector<Case> cases;
+  for (GgmlType t : types)
+    for (const Shape& s : shapes)
+      if ((s.n_head_kv * s.head_dim) % ggml_traits(t).block_elems == 0)
+        for (int64_t bs : {16, 5}) cases.push_back({t, s, bs});
+  return cases;
+}
+
+// A KV cache of n_ctx positions spread over blocks in scrambled order.
+struct TestCache {
+  GgmlType dtype;
+  int64_t block_size, kv_width;
+  std::vector<int32_t> block_table;
+  std::vector<uint8_t> k, v;
+  std::vector<float> k_f32, v_f32;  // what the stored rows decode to, by position
+
+  TestCache(GgmlType type, int64_t bs, int64_t width, int64_t n_ctx, std::mt19937& rng)
+      : dtype(type), block_size(bs), kv_width(width) {
+    const int64_t n_blocks = (n_ctx + bs - 1) / bs + 3;  // some never used
+    block_table.resize(static_cast<size_t>(n_blocks));
+    std::iota(block_table.begin(), block_table.end(), 0);
+    std::shuffle(block_table.begin(), block_table.end(), rng);
+    const size_t row_bytes = ggml_row_bytes(type, width);
+    k.assign(row_bytes * n_blocks * bs, 0xA5);  // garbage in rows nobody may read
+    v.assign(k.size(), 0x5A);
+    k_f32.resize(static_cast<size_t>(n_ctx * width));
+    v_f32.resize(k_f32.size());
+    std::normal_distribution<float> normal;
+    std::vector<float> row(static_cast<size_t>(width));
+    std::vector<uint8_t> bytes;
+    for (int64_t p = 0; p < n_ctx; ++p) {
+      const size_t slot = static_cast<size_t>(block_table[p / bs]) * bs + p % bs;
+      for (auto* dst : {&k, &v}) {
+        for (float& x : row) x = normal(rng) * 2.0f;
+        bytes.clear();  // quantize_row appends
+        EXPECT_TRUE(ref::quantize_row(type, row.data(), width, bytes).is_ok());
+        std::copy(bytes.begin(), bytes.end(), dst->begin() + slot * row_bytes);
+        ref::dequantize_row(type, bytes.data(), (dst == &k ? k_f32 : v_f32).data() + p * width, width);
+      }
+    }
+  }
+
+  PagedKvView view() const {
+    return {k.data(), v.data(), dtype, block_size, kv_width, block_table.data()};
+  }
+};
+
+// One test per ISA path; each runs every case.
+class CpuAttention : public ::testing::TestWithParam<CpuIsa> {
+ protected:
+  void SetUp() override {
+    if (!cpu_isa_supported(GetParam())) GTEST_SKIP() << "CPU lacks this path";
+  }
+
+  // Queries at `positions` over a cache holding positions 0..max(positions), every case.
+  void check(const std::vector<int32_t>& positions, uint32_t seed) {
+    for (const Case& c : all_cases()) {
+      SCOPED_TRACE(describe(c));
+      check_case(c, positions, seed);
+      if (HasFatalFailure()) return;
+    }
+  }
+
+  void check_case(const Case& c, const std::vector<int32_t>& positions, uint32_t seed) {
+    const Shape& s = c.shape;
+    std::mt19937 rng(seed);
+    const int64_t n_ctx = *std::max_element(positions.begin(), positions.end()) + 1;
+    const int64_t width = s.n_head_kv * s.head_dim, n = static_cast<int64_t>(positions.size());
+    TestCache cache(c.dtype, c.block_size, width, n_ctx, rng);
+    std::normal_distribution<float> normal;
+    std::vector<float> q(static_cast<size_t>(n * s.n_head * s.head_dim));
+    for (float& x : q) x = normal(rng) * 1.5f;
+    const AttentionShape shape{s.n_head, s.n_head_kv, s.head_dim,
+                               static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)))};
+
+    std::vector<float> want(q.size()), got(q.size(), NAN);
+    ref::attention(q.data(), cache.k_f32.data(), cache.v_f32.data(), width, positions.data(), n,
+                   s.n_head, s.n_head_kv, s.head_dim, shape.scale, want.data());
+    ThreadPool pool(3);
+    auto be = make_cpu_backend(pool, GetParam());
+    be->attention_paged(q.data(), cache.view(), positions.data(), n, shape, got.data());
+
+    const int64_t group = s.n_head / s.n_head_kv;
+    int64_t checked = 0;
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t h = 0; h < s.n_head; ++h) {
+        const int64_t kvh = h / group, n_keys = positions[t] + 1;
+        const float* qh = q.data() + (t * s.n_head + h) * s.head_dim;
+        double max_abs_dot = 0, max_v = 0;
+        for (int64_t p = 0; p < n_keys; ++p) {
+          double abs_dot = 0;
+          for (int64_t d = 0; d < s.head_dim; ++d) {
+            abs_dot += std::fabs(qh[d] * cache.k_f32[p * width + kvh * s.head_dim + d]);
+            max_v = std::max<double>(max_v, std::fabs(cache.v_f32[p * width + kvh * s.head_dim + d]));
+          }
+          max_abs_dot = std::max(max_abs_dot, abs_dot * shape.scale);
+        }
+        const double delta = (s.head_dim + 4) * kU * max_abs_dot;
+        const double eps = 2 * delta + 2e-7 + (n_keys / 16.0 + 32) * kU;
+        for (int64_t d = 0; d < s.head_dim; ++d) {
+          const size_t i = static_cast<size_t>((t * s.n_head + h) * s.head_dim + d);
+          const double bound = max_v * 2 * eps + kU * std::fabs(want[i]);
+          ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), bound)
+              << "token " << t << " (position " << positions[t] << ") head " << h << " dim " << d
+              << ": got " << got[i] << ", want " << want[i];
+          ++checked;
+        }
+      }
+    EXPECT_EQ(checked, static_cast<int64_t>(q.size()));
+  }
+};
+
+std::vector<int32_t> range(int32_t first, int32_t count) {
+  std::vector<int32_t> p(static_cast<size_t>(count));
+  std::iota(p.begin(), p.end(), first);
+  return p;
+}
+
+TEST_P(CpuAttention, PrefillFromTheStart) {
+  check(range(0, 1), 1);
+  check(range(0, 3), 2);
+  check(range(0, 37), 3);
+  check(range(0, 64), 8);
+}
+
+TEST_P(CpuAttention, ChunkContinuingAContext) { check(range(50, 7), 4); }
+
+TEST_P(CpuAttention, DecodeOneToken) {
+  check({100}, 5);
+  check({16}, 6);  // the first position of a fresh key chunk
+}
+
+TEST_P(CpuAttention, ContiguousKvMatchesReference) {
+  const Shape s{16, 8, 128};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  const int64_t n = 21, width = s.n_head_kv * s.head_dim;
+  std::vector<float> q(static_cast<size_t>(n * s.n_head * s.head_dim)), k(n * width), v(n * width);
+  for (auto* vec : {&q, &k, &v})
+    for (float& x : *vec) x = normal(rng);
+  const auto positions = range(0, static_cast<int32_t>(n));
+  const AttentionShape shape{s.n_head, s.n_head_kv, s.head_dim, 0.125f};
+  std::vector<float> want(q.size()), got(q.size());
+  ref::attention(q.data(), k.data(), v.data(), width, positions.data(), n, s.n_head, s.n_head_kv,
+                 s.head_dim, shape.scale, want.data());
+  ThreadPool pool(2);
+  auto be = make_cpu_backend(pool, GetParam());
+  be->attention(q.data(), k.data(), v.data(), width, positions.data(), n, shape, got.data());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << i;
+}
+
+const CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16};
+INSTANTIATE_TEST_SUITE_P(AllPaths, CpuAttention, ::testing::ValuesIn(kAllIsas),
+                         [](const ::testing::TestParamInfo<CpuIsa>& i) { return cpu_isa_name(i.param); });
+
+// The vector exp against double precision, from the masked −∞ to 0 (scores minus their
+// maximum never exceed 0), and the sum it returns.
+TEST(CpuAttentionPieces, ExpSumIsAccurate) {
+  for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (!cpu_isa_supported(isa)) continue;
+    const cpu::CpuKernels& k = cpu::cpu_kernels(isa);
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<float> uni(-100.0f, 3.0f);
+    for (int rep = 0; rep < 2000; ++rep) {
+      float s[cpu::kAttnKeys], orig[cpu::kAttnKeys];
+      const float m = 3.0f;
+      for (int j = 0; j < cpu::kAttnKeys; ++j) orig[j] = s[j] = uni(rng);
+      if (rep % 7 == 0) orig[rep % cpu::kAttnKeys] = s[rep % cpu::kAttnKeys] = -INFINITY;
+      const float sum = k.attn_exp_sum(s, m);
+      double want_sum = 0;
+      for (int j = 0; j < cpu::kAttnKeys; ++j) {
+        const double want = std::exp(static_cast<double>(orig[j]) - m);
+        want_sum += want;
+        if (std::isinf(orig[j])) {
+          ASSERT_EQ(s[j], 0.0f) << cpu_isa_name(isa);
+        } else if (want > 1e-37) {
+          // 2.5e-7 for the polynomial and its roundings; the float subtraction s − m rounds
+          // its argument by up to u·|s − m|, which moves exp by as much relatively.
+          const double tol = (2.5e-7 + kU * std::fabs(orig[j] - m)) * want;
+          ASSERT_LE(std::fabs(s[j] - want), tol) << cpu_isa_name(isa) << " x=" << orig[j] - m;
+        } else {
+          ASSERT_LE(s[j], 1e-37) << cpu_isa_name(isa);
+        }
+      }
+      ASSERT_LE(std::fabs(sum - want_sum), 1e-6 * want_sum + 1e-37) << cpu_isa_name(isa);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace duet
