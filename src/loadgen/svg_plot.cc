@@ -10,7 +10,7 @@ namespace duet::loadgen {
 namespace {
 
 constexpr double kPanelW = 560, kPanelH = 330;  // one panel, margins included
-constexpr double kLeft = 62, kRight = 52, kTop = 40, kBottom = 50;
+constexpr double kLeft = 62, kRight = 56, kTop = 40, kBottom = 50;
 constexpr int kBins = 40;
 
 std::string num(double v) {
@@ -70,7 +70,7 @@ std::string panel(const PlotSeries& s, double ox, double oy) {
   const double bin = xmax / kBins;
   std::vector<int> counts(kBins, 0);
   for (double x : v) counts[std::min(kBins - 1, static_cast<int>(x / bin))]++;
-  const std::vector<double> yt = nice_ticks(*std::max_element(counts.begin(), counts.end()), 5);
+  const std::vector<double> yt = nice_ticks(*std::max_element(counts.begin(), counts.end()), 5, 1.0);  // counts: whole numbers
   const double ymax = yt.back();
   const auto px = [&](double x) { return x0 + (x1 - x0) * x / xmax; };
   const auto py = [&](double c) { return y0 - (y0 - y1) * c / ymax; };
@@ -115,15 +115,15 @@ std::string panel(const PlotSeries& s, double ox, double oy) {
   out += text((x0 + x1) / 2, y0 + 38, "milliseconds (n = " + std::to_string(v.size()) + ")");
   out += text(ox + 16, (y0 + y1) / 2, "count", "middle",
               (" transform=\"rotate(-90 " + num(ox + 16) + " " + num((y0 + y1) / 2) + ")\"").c_str());
-  out += text(ox + kPanelW - 8, (y0 + y1) / 2, "cumulative", "middle",
-              (" fill=\"#c0392b\" transform=\"rotate(90 " + num(ox + kPanelW - 8) + " " +
+  out += text(ox + kPanelW - 6, (y0 + y1) / 2, "cumulative", "middle",
+              (" fill=\"#c0392b\" transform=\"rotate(90 " + num(ox + kPanelW - 6) + " " +
                num((y0 + y1) / 2) + ")\"").c_str());
   return out + "</g>\n";
 }
 
 }  // namespace
 
-std::vector<double> nice_ticks(double max, int target) {
+std::vector<double> nice_ticks(double max, int target, double min_step) {
   if (!(max > 0)) max = 1;
   const double raw = max / std::max(1, target);
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
@@ -132,6 +132,7 @@ std::vector<double> nice_ticks(double max, int target) {
     step = m * mag;
     if (step >= raw) break;
   }
+  step = std::max(step, min_step);
   std::vector<double> ticks;
   for (int i = 0;; ++i) {
     const double t = i * step;

@@ -17,7 +17,8 @@ struct PlotSeries {
 std::string render_distributions_svg(const std::vector<PlotSeries>& panels,
                                      const std::string& caption);
 
-// Tick positions for [0, max]: 1, 2 or 5 × 10^k steps, about `target` of them.
-std::vector<double> nice_ticks(double max, int target);
+// Tick positions for [0, max]: 1, 2 or 5 × 10^k steps (at least min_step), about `target`
+// of them; the last one is at or above max.
+std::vector<double> nice_ticks(double max, int target, double min_step = 0);
 
 }  // namespace duet::loadgen
