@@ -7,7 +7,8 @@
 #   bench/serve_compare.sh --model FILE.gguf [--llama-server PATH] [--nginx PATH] [--duet PATH]
 #                          [--threads N] [--rounds N] [--out DIR] [--quick]
 #
-# Environment equivalents: MODEL, LLAMA_SERVER, NGINX, DUET, THREADS, ROUNDS, OUT. A setup
+# Environment equivalents: MODEL, LLAMA_SERVER, NGINX, DUET, THREADS, ROUNDS, OUT; HELD_IGNORE
+# (failure kinds not counted against "held", e.g. server_error; see docs/BENCHMARKS.md). A setup
 # whose program is not given or not found is skipped with a note. llama-server is only
 # started from the path given, never built here. --quick: tiny runs that prove the script
 # works (numbers meaningless). Writes OUT/table.md, OUT/machine.txt, per-run JSON and SVG.
@@ -31,7 +32,7 @@ while (($#)); do
     --rounds) ROUNDS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "serve_compare: unknown argument $1 (see --help)" >&2; exit 1 ;;
   esac
 done

@@ -11,10 +11,19 @@ namespace {
 
 using Json = nlohmann::json;
 
+// "label      value\n" with the label padded to 40 columns; the value is never cut.
 std::string line(const char* label, const std::string& value) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%-40s %s\n", label, value.c_str());
-  return buf;
+  std::string out = label;
+  if (out.size() < 40) out.append(40 - out.size(), ' ');
+  return out + " " + value + "\n";
+}
+
+// An error message on one line of the table: servers' messages may carry newlines and
+// whatever text the model produced.
+std::string one_line(const std::string& s, size_t max = 300) {
+  std::string out;
+  for (char c : s.substr(0, max)) out += (c == '\n' || c == '\r') ? ' ' : c;
+  return s.size() > max ? out + "..." : out;
 }
 std::string fmt(double v, int decimals = 2) {
   char buf[64];
@@ -110,7 +119,7 @@ std::string summary_table(const RunResult& run, const BenchSummary& s, const Rep
     for (const auto& [kind, n] : errors) out += line((kind + ":").c_str(), std::to_string(n));
     for (const RequestRecord& r : run.records) {
       if (r.warmup || r.ok) continue;
-      out += line("First error:", r.error);
+      out += line("First error:", one_line(r.error));
       break;
     }
   }
