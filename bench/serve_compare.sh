@@ -32,7 +32,7 @@ while (($#)); do
     --rounds) ROUNDS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "serve_compare: unknown argument $1 (see --help)" >&2; exit 1 ;;
   esac
 done

@@ -131,7 +131,7 @@ int run_serve_bench(ServeBenchArgs& a) {
     for (const RequestRecord& r : run->records) {
       if (r.warmup || !r.ok) continue;
       const RequestMetrics m = request_metrics(r);
-      ttft.values.push_back(m.ttft * 1e3);
+      if (m.ttft) ttft.values.push_back(*m.ttft * 1e3);
       for (double g : m.itl) itl.values.push_back(g * 1e3);
     }
     const std::string caption = a.run.url + " · " + run->model + " · " +

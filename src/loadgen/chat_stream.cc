@@ -72,8 +72,6 @@ bool ChatStreamReader::finish(double t) {
   if (failed_) return false;
   if (!done_ && r_.finish_reason.empty())
     return fail("incomplete_stream", "the stream ended before [DONE] or a finish reason");
-  if (r_.tokens.empty())
-    return fail("no_tokens", "the stream carried no generated text");
   r_.ok = true;
   return true;
 }

@@ -20,7 +20,8 @@ class ChatStreamReader {
   bool on_event(const std::string& data, double t);
   bool done() const { return done_; }
   // At the end of the stream: false (and the record's error set) unless the stream ended
-  // properly ([DONE], or at least a finish reason from servers that omit [DONE]).
+  // properly ([DONE], or at least a finish reason from servers that omit [DONE]). A proper
+  // stream without text (the model stopped at once) is a success with no TTFT.
   bool finish(double t);
 
  private:

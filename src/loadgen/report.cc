@@ -111,6 +111,8 @@ std::string summary_table(const RunResult& run, const BenchSummary& s, const Rep
   out += rows("E2EL", "ms", s.e2e, 1e3);
   out += rule("Stutter (longest gap / median gap)");
   out += rows("stutter", "x", s.stutter, 1.0);
+  if (s.without_text > 0)
+    out += line("Requests with no text (no TTFT):", std::to_string(s.without_text));
   if (s.usage_missing > 0)
     out += line("Requests without usage (chunks counted):", std::to_string(s.usage_missing));
   const auto errors = errors_by_kind(run);
@@ -147,6 +149,7 @@ Json report_json(const RunResult& run, const BenchSummary& s, const ReportContex
       {"mean_concurrency", s.mean_concurrency},
       {"max_in_flight", run.max_in_flight},
       {"requests_without_usage", s.usage_missing},
+      {"requests_without_text", s.without_text},
       {"ttft_ms", dist_json(s.ttft, 1e3)},
       {"ttft_answer_ms", dist_json(s.ttft_answer, 1e3)},
       {"tpot_ms", dist_json(s.tpot, 1e3)},
@@ -188,7 +191,7 @@ Json report_json(const RunResult& run, const BenchSummary& s, const ReportContex
     if (r.ok) {
       const RequestMetrics m = request_metrics(r);
       q["output_tokens"] = m.output_tokens;
-      q["ttft_ms"] = m.ttft * 1e3;
+      q["ttft_ms"] = opt(m.ttft, 1e3);
       q["ttft_answer_ms"] = opt(m.ttft_answer, 1e3);
       q["tpot_ms"] = opt(m.tpot, 1e3);
       q["max_gap_ms"] = m.max_gap * 1e3;

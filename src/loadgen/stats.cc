@@ -62,7 +62,8 @@ RequestMetrics request_metrics(const RequestRecord& r) {
   // character held back until it is complete, a server that batches its writes).
   m.tokens_from_usage = r.usage_completion >= 0;
   m.output_tokens = m.tokens_from_usage ? r.usage_completion : static_cast<int64_t>(r.tokens.size());
-  if (m.output_tokens > 1) m.tpot = (m.e2e - m.ttft) / static_cast<double>(m.output_tokens - 1);
+  if (m.ttft && m.output_tokens > 1)
+    m.tpot = (m.e2e - *m.ttft) / static_cast<double>(m.output_tokens - 1);
   return m;
 }
 
@@ -83,7 +84,10 @@ BenchSummary summarize_run(const std::vector<RequestRecord>& records, double dur
     if (!m.tokens_from_usage) ++s.usage_missing;
     if (r.usage_prompt >= 0) s.total_input_tokens += r.usage_prompt;
     if (r.usage_reasoning >= 0) s.reasoning_tokens += r.usage_reasoning;
-    ttft.push_back(m.ttft);
+    if (m.ttft)
+      ttft.push_back(*m.ttft);
+    else
+      ++s.without_text;
     if (m.ttft_answer) ttft_answer.push_back(*m.ttft_answer);
     if (m.tpot) tpot.push_back(*m.tpot);
     itl.insert(itl.end(), m.itl.begin(), m.itl.end());

@@ -27,7 +27,9 @@ Distribution summarize(std::vector<double> values);
 struct RequestMetrics {
   int64_t output_tokens = 0;
   bool tokens_from_usage = false;   // else counted as the stream's token-bearing events
-  double ttft = 0;                  // first token of any kind (reasoning or answer)
+  // First token of any kind (reasoning or answer); none when the stream carried no text (a
+  // model that stopped at once): such a request counts as completed, with no latency samples.
+  std::optional<double> ttft;
   std::optional<double> ttft_answer;  // first answer token
   double e2e = 0;
   std::optional<double> tpot;       // when output_tokens > 1
@@ -36,7 +38,7 @@ struct RequestMetrics {
   double max_gap = 0;
 };
 
-// For a successful request with at least one token event.
+// For a successful request.
 RequestMetrics request_metrics(const RequestRecord& r);
 // max / median of `gaps` (needs 2 or more, and a median above zero).
 std::optional<double> stutter_of(const std::vector<double>& gaps);
@@ -51,6 +53,7 @@ struct BenchSummary {
   double mean_concurrency = 0;
   Distribution ttft, ttft_answer, tpot, itl, e2e, stutter;  // seconds (stutter: a ratio)
   int64_t usage_missing = 0;  // successful requests whose tokens were counted from chunks
+  int64_t without_text = 0;   // successful requests that streamed no text (no TTFT)
 };
 
 // Warm-up records are skipped. duration_s: start of the measured run → last completion.

@@ -25,12 +25,14 @@ echo "{\"num_prompts\":$N,\"warmup\":$WARM,\"output_len\":$OUT,\"slack_ms\":40}"
 run_or_dump env DUET_PORT=$PORT node "$HERE/../node/bench_serve_check.mjs" "$T/report.json" "$T/expect.json"
 run_or_dump node "$HERE/../node/svg_check.mjs" "$T/report.svg" "Time to first token" "Inter-token latency"
 
-# --json - puts the report on stdout and the table on stderr.
-timeout 60 "$DUET" bench serve --url "$URL" -n 2 --input-len 4 --output-len 3 --json - >"$T/stdout.json" 2>"$T/stderr.txt" \
+# --json - puts the report on stdout and the table on stderr; --progress writes the progress
+# line to stderr even though it is not a terminal here.
+timeout 60 "$DUET" bench serve --url "$URL" -n 2 --input-len 4 --output-len 3 --progress --json - >"$T/stdout.json" 2>"$T/stderr.txt" \
   || fail "--json -"
 node -e "const j=JSON.parse(require('fs').readFileSync('$T/stdout.json','utf8')); if (j.summary.completed!==2) process.exit(1)" \
   || fail "--json - is JSON on stdout"
 grep -q "Serving Benchmark Result" "$T/stderr.txt" || fail "table on stderr with --json -"
+grep -qE "bench serve: 2/2 done, 0 in flight, 0 errors" "$T/stderr.txt" || { cat "$T/stderr.txt"; fail "progress line"; }
 
 # Poisson arrivals: the plan is a function of the seed, its mean gap is 1/rate, and the real
 # run sends on that plan.

@@ -53,7 +53,7 @@ TEST(LoadgenStats, RequestMetricsByHand) {
   r.tokens[0].answer = false;  // reasoning first
   r.tokens[1].answer = false;
   const RequestMetrics m = request_metrics(r);
-  EXPECT_DOUBLE_EQ(m.ttft, 0.100);
+  EXPECT_DOUBLE_EQ(*m.ttft, 0.100);
   ASSERT_TRUE(m.ttft_answer.has_value());
   EXPECT_DOUBLE_EQ(*m.ttft_answer, 0.120);
   EXPECT_EQ(m.output_tokens, 6);
@@ -76,6 +76,9 @@ TEST(LoadgenStats, WithoutUsageChunksAreCountedAndShortStreamsHaveNoTpot) {
   EXPECT_EQ(m.output_tokens, 3);
   EXPECT_NEAR(*m.tpot, 0.15, 1e-12);  // (0.5 - 0.2) / 2
   EXPECT_NEAR(*m.stutter, 0.2 / 0.15, 1e-12);  // gaps 0.1, 0.2: median 0.15
+  m = request_metrics(record({}, 0.01, 1));  // EOS at once: no text, no TTFT
+  EXPECT_FALSE(m.ttft.has_value());
+  EXPECT_FALSE(m.tpot.has_value());
   m = request_metrics(record({0.2}, 0.25, 1));
   EXPECT_FALSE(m.tpot.has_value());
   EXPECT_FALSE(m.stutter.has_value());
@@ -91,19 +94,21 @@ TEST(LoadgenStats, RunSummarySkipsWarmupAndCountsFailures) {
   rs.back().usage_prompt = 20;
   rs.push_back(record({9.0}, 9.0, 100));
   rs.back().warmup = true;
+  rs.push_back(record({}, 0.05, 1));  // completed without text: no TTFT sample
   RequestRecord bad;
   bad.ok = false;
   bad.error_kind = "timeout";
   rs.push_back(bad);
   const BenchSummary s = summarize_run(rs, 2.0);
-  EXPECT_EQ(s.completed, 2);
+  EXPECT_EQ(s.completed, 3);
+  EXPECT_EQ(s.without_text, 1);
   EXPECT_EQ(s.failed, 1);
-  EXPECT_EQ(s.total_output_tokens, 7);
+  EXPECT_EQ(s.total_output_tokens, 8);
   EXPECT_EQ(s.total_input_tokens, 30);
-  EXPECT_DOUBLE_EQ(s.request_throughput, 1.0);
-  EXPECT_DOUBLE_EQ(s.output_throughput, 3.5);
-  EXPECT_DOUBLE_EQ(s.total_token_throughput, 18.5);
-  EXPECT_DOUBLE_EQ(s.mean_concurrency, 0.4);  // (0.3 + 0.5) / 2
+  EXPECT_DOUBLE_EQ(s.request_throughput, 1.5);
+  EXPECT_DOUBLE_EQ(s.output_throughput, 4.0);
+  EXPECT_DOUBLE_EQ(s.total_token_throughput, 19.0);
+  EXPECT_DOUBLE_EQ(s.mean_concurrency, 0.425);  // (0.3 + 0.5 + 0.05) / 2
   EXPECT_EQ(s.ttft.count, 2);
   EXPECT_DOUBLE_EQ(s.ttft.mean, 0.2);
   // TPOTs: (0.3-0.1)/3 and (0.5-0.3)/2; ITLs pooled: 0.1, 0.1, 0.1.
