@@ -95,11 +95,16 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
   void on_header(error_code ec) {
     if (ec) return fail_io("read", ec);
     record_.http_status = static_cast<int>(parser_.get().result_int());
-    if (record_.http_status != 200) return read_error_body();
+    // A response without a body (Content-Length: 0) is complete already; reading on would
+    // wait for bytes that never come.
+    if (record_.http_status != 200)
+      return parser_.is_done() ? fail("http", "HTTP " + std::to_string(record_.http_status) + " (no body)")
+                               : read_error_body();
     const auto type = parser_.get()[http::field::content_type];
     if (type.find("text/event-stream") == beast::string_view::npos)
       return fail("not_streaming", "the server answered with Content-Type '" + std::string(type) +
                                        "', not an event stream");
+    if (parser_.is_done()) return end_stream(now_s());
     read_body();
   }
 

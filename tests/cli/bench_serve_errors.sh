@@ -68,6 +68,8 @@ grep -q "the fake server fails on purpose" "$T/out" || fail "the server's error 
 kind_count malformed malformed_sse 3
 kind_count cut incomplete_stream 3
 kind_count json not_streaming 2
+kind_count empty503 http 2
+kind_count empty_sse incomplete_stream 2
 start=$(date +%s)
 kind_count hang timeout 3 --timeout 1
 kind_count slow_headers timeout 2 --timeout 1

@@ -1,7 +1,7 @@
 // A misbehaving OpenAI-style server for `duet bench serve`'s error tests. The model name in
 // the request picks the behaviour: ok, http500, malformed, hang (headers, then silence), cut
 // (one token, then the connection closes), slow_headers (no answer at all), json (answers
-// without streaming). Prints "listening PORT" once ready.
+// without streaming), empty503 / empty_sse (a status, no body). Prints "listening PORT" once ready.
 import http from 'node:http';
 
 const chunk = (delta, extra = {}) =>
@@ -43,6 +43,12 @@ const server = http.createServer((req, res) => {
         return setTimeout(() => res.socket.destroy(), 20);
       case 'slow_headers':
         return;  // no status line at all
+      case 'empty503':
+        res.writeHead(503, { 'content-length': '0' });
+        return res.end();
+      case 'empty_sse':
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'content-length': '0' });
+        return res.end();
       case 'json':
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ choices: [{ message: { content: 'ab' } }] }));
