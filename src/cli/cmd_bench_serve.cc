@@ -47,12 +47,15 @@ Status finish_options(ServeBenchArgs& a) {
   char* end = nullptr;
   const double rate = std::strtod(a.rate.c_str(), &end);
   if (end == a.rate.c_str() || *end != '\0' || !(rate > 0))
-    return Status::error("--request-rate must be a positive number of requests/s or inf, got '" + a.rate + "'");
+    return Status::error("--request-rate must be a positive number of requests/s or inf, got '" +
+                         a.rate + "'");
   a.w.request_rate = rate;
   a.w.poisson = a.arrival == "poisson";
-  static const std::pair<const char*, ThinkPlan> kThink[] = {
-      {"default", ThinkPlan::kServerDefault}, {"on", ThinkPlan::kOn}, {"off", ThinkPlan::kOff},
-      {"auto", ThinkPlan::kAuto}, {"mix", ThinkPlan::kMix}};
+  static const std::pair<const char*, ThinkPlan> kThink[] = {{"default", ThinkPlan::kServerDefault},
+                                                             {"on", ThinkPlan::kOn},
+                                                             {"off", ThinkPlan::kOff},
+                                                             {"auto", ThinkPlan::kAuto},
+                                                             {"mix", ThinkPlan::kMix}};
   for (const auto& [name, plan] : kThink)
     if (a.think == name) a.w.think = plan;
   if (!a.extra_body.empty()) {
@@ -75,7 +78,8 @@ nlohmann::json config_json(const ServeBenchArgs& a) {
           {"input_len", a.w.input_len},
           {"output_len", a.w.output_len},
           {"range_ratio", a.w.range_ratio},
-          {"request_rate", std::isfinite(a.w.request_rate) ? nlohmann::json(a.w.request_rate) : nlohmann::json("inf")},
+          {"request_rate", std::isfinite(a.w.request_rate) ? nlohmann::json(a.w.request_rate)
+                                                           : nlohmann::json("inf")},
           {"arrival", a.arrival},
           {"burstiness", a.w.burstiness},
           {"max_concurrency", a.run.max_concurrency},
@@ -109,8 +113,11 @@ int run_serve_bench(ServeBenchArgs& a) {
     for (const PlannedRequest& p : *plan) {
       BodyOptions b = a.run.body;
       if (b.model.empty()) b.model = "MODEL";
-      reqs.push_back({{"index", p.index}, {"scheduled_s", p.scheduled_s}, {"think", think_name(p.think)},
-                      {"input_len", p.input_len}, {"output_len", p.output_len},
+      reqs.push_back({{"index", p.index},
+                      {"scheduled_s", p.scheduled_s},
+                      {"think", think_name(p.think)},
+                      {"input_len", p.input_len},
+                      {"output_len", p.output_len},
                       {"body", nlohmann::json::parse(request_body(p, b))}});
     }
     return emit_json(a.json_out.empty() ? "-" : a.json_out,
@@ -134,10 +141,11 @@ int run_serve_bench(ServeBenchArgs& a) {
       if (m.ttft) ttft.values.push_back(*m.ttft * 1e3);
       for (double g : m.itl) itl.values.push_back(g * 1e3);
     }
-    const std::string caption = a.run.url + " · " + run->model + " · " +
-                                std::to_string(s.completed) + " requests, concurrency " +
-                                (a.run.max_concurrency > 0 ? std::to_string(a.run.max_concurrency) : "unlimited") +
-                                ", rate " + a.rate + "/s · " + report_json(*run, s, ctx)["date"].get<std::string>();
+    const std::string caption =
+        a.run.url + " · " + run->model + " · " + std::to_string(s.completed) +
+        " requests, concurrency " +
+        (a.run.max_concurrency > 0 ? std::to_string(a.run.max_concurrency) : "unlimited") +
+        ", rate " + a.rate + "/s · " + report_json(*run, s, ctx)["date"].get<std::string>();
     if (!write_file(a.plot_out, render_distributions_svg({ttft, itl}, caption)))
       return fail("cannot write " + a.plot_out);
   }
@@ -154,25 +162,33 @@ int run_serve_bench(ServeBenchArgs& a) {
 void add_bench_serve_command(CLI::App& bench, Action* run) {
   auto a = std::make_shared<ServeBenchArgs>();
   CLI::App* cmd = bench.add_subcommand(
-      "serve", "TTFT / TPOT / ITL / throughput of any OpenAI-compatible server, like vLLM's bench serve");
-  cmd->add_option("--url", a->run.url, "the server: http://HOST:PORT (or .../v1, or the full chat path)")->required();
+      "serve",
+      "TTFT / TPOT / ITL / throughput of any OpenAI-compatible server, like vLLM's bench serve");
+  cmd->add_option("--url", a->run.url,
+                  "the server: http://HOST:PORT (or .../v1, or the full chat path)")
+      ->required();
   cmd->add_option("--model", a->model, "model name to send (default: the first of GET /v1/models)");
   cmd->add_option("--api-key", a->run.api_key, "sent as 'Authorization: Bearer KEY'");
-  cmd->add_option("--dataset", a->w.dataset_file,
-                  "JSONL prompts, one per line: {\"prompt\": \"...\"} or {\"messages\": [...]}, optional "
-                  "\"output_len\" and \"think\" (on|off|auto|true|false); default: random words")
+  cmd->add_option(
+         "--dataset", a->w.dataset_file,
+         "JSONL prompts, one per line: {\"prompt\": \"...\"} or {\"messages\": [...]}, optional "
+         "\"output_len\" and \"think\" (on|off|auto|true|false); default: random words")
       ->check(CLI::ExistingFile);
   cmd->add_option("-n,--num-prompts", a->w.num_prompts,
                   "measured requests (default 100; with --dataset, 0 = one per line, more cycle)")
       ->check(CLI::Range(0, 10000000));
-  cmd->add_option("--input-len", a->w.input_len, "random dataset: prompt length in words, about tokens (default 256)")
+  cmd->add_option("--input-len", a->w.input_len,
+                  "random dataset: prompt length in words, about tokens (default 256)")
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--output-len", a->w.output_len, "max_tokens per request (default 128)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--output-len", a->w.output_len, "max_tokens per request (default 128)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--range-ratio", a->w.range_ratio,
                   "lengths drawn uniformly from [len*(1-r), len*(1+r)] (default 0: fixed)")
       ->check(CLI::Range(0.0, 0.999));
-  cmd->add_option("--request-rate", a->rate, "arrivals per second, or inf: all at once (default inf)");
-  cmd->add_option("--arrival", a->arrival, "poisson (gaps drawn, see --burstiness) or fixed (1/rate apart)")
+  cmd->add_option("--request-rate", a->rate,
+                  "arrivals per second, or inf: all at once (default inf)");
+  cmd->add_option("--arrival", a->arrival,
+                  "poisson (gaps drawn, see --burstiness) or fixed (1/rate apart)")
       ->check(CLI::IsMember({"poisson", "fixed"}));
   cmd->add_option("--burstiness", a->w.burstiness,
                   "gamma shape of the gaps: 1 = Poisson, <1 burstier, >1 more even (default 1)")
@@ -180,32 +196,46 @@ void add_bench_serve_command(CLI::App& bench, Action* run) {
   cmd->add_option("--max-concurrency,--concurrency", a->run.max_concurrency,
                   "most requests open at once; the rest wait (default: no limit)")
       ->check(CLI::Range(0, 1000000));
-  cmd->add_option("--warmup", a->w.warmup, "requests sent and finished before the measured run (default 0)")
+  cmd->add_option("--warmup", a->w.warmup,
+                  "requests sent and finished before the measured run (default 0)")
       ->check(CLI::Range(0, 1000000));
-  cmd->add_option("--think", a->think,
-                  "reasoning mode per request: on, off, auto (duet's), mix (a seeded split of on and "
-                  "off), default (send nothing)")
+  cmd->add_option(
+         "--think", a->think,
+         "reasoning mode per request: on, off, auto (duet's), mix (a seeded split of on and "
+         "off), default (send nothing)")
       ->check(CLI::IsMember({"default", "on", "off", "auto", "mix"}));
-  cmd->add_option("--mix-ratio", a->w.mix_thinking_fraction, "with --think mix: the share of thinking requests (default 0.5)")
+  cmd->add_option("--mix-ratio", a->w.mix_thinking_fraction,
+                  "with --think mix: the share of thinking requests (default 0.5)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_flag("--ignore-eos", a->ignore_eos,
-                "ask for exactly max_tokens (ignore_eos + min_tokens, as vLLM, llama.cpp and duet accept)");
+  cmd->add_flag(
+      "--ignore-eos", a->ignore_eos,
+      "ask for exactly max_tokens (ignore_eos + min_tokens, as vLLM, llama.cpp and duet accept)");
   cmd->add_option("--temperature", a->temperature, "sampling temperature (default: the server's)")
       ->check(CLI::Range(0.0, 2.0));
   cmd->add_option("--extra-body", a->extra_body, "a JSON object merged into every request body");
   cmd->add_option("--seed", a->w.seed, "seed of prompts, lengths, modes and arrivals (default 0)");
-  cmd->add_option("--timeout", a->run.timeout_s, "seconds one request may take, connect to last byte (default 300)")
+  cmd->add_option("--timeout", a->run.timeout_s,
+                  "seconds one request may take, connect to last byte (default 300)")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--progress", a->progress, "a progress line on stderr even when it is not a terminal");
-  cmd->add_option("--json", a->json_out, "write every metric and per-request record as JSON to FILE, or - for stdout");
-  cmd->add_option("--plot", a->plot_out, "draw the TTFT and inter-token latency distributions to FILE.svg");
-  cmd->add_flag("--dry-run", a->dry_run, "print the planned requests (times, lengths, modes, bodies) and send nothing");
+  cmd->add_flag("--progress", a->progress,
+                "a progress line on stderr even when it is not a terminal");
+  cmd->add_option("--json", a->json_out,
+                  "write every metric and per-request record as JSON to FILE, or - for stdout");
+  cmd->add_option("--plot", a->plot_out,
+                  "draw the TTFT and inter-token latency distributions to FILE.svg");
+  cmd->add_flag("--dry-run", a->dry_run,
+                "print the planned requests (times, lengths, modes, bodies) and send nothing");
   cmd->footer(
-      "Metrics follow vLLM's benchmark_serving definitions, from client-side arrival times: TTFT =\n"
-      "send -> first generated text (reasoning or answer); TTFT-answer = send -> first answer text;\n"
-      "ITL = gaps between events carrying text; TPOT = (E2E - TTFT) / (tokens - 1), tokens from the\n"
-      "server's usage; stutter = a request's longest gap / its median gap. Exit status: 0 when every\n"
-      "request succeeded, 2 when some failed (the report says why), 1 when the run could not start.\n"
+      "Metrics follow vLLM's benchmark_serving definitions, from client-side arrival times: TTFT "
+      "=\n"
+      "send -> first generated text (reasoning or answer); TTFT-answer = send -> first answer "
+      "text;\n"
+      "ITL = gaps between events carrying text; TPOT = (E2E - TTFT) / (tokens - 1), tokens from "
+      "the\n"
+      "server's usage; stutter = a request's longest gap / its median gap. Exit status: 0 when "
+      "every\n"
+      "request succeeded, 2 when some failed (the report says why), 1 when the run could not "
+      "start.\n"
       "See docs/BENCHMARKS.md.");
   cmd->callback([run, a] { *run = [a] { return run_serve_bench(*a); }; });
 }

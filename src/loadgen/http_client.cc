@@ -1,10 +1,9 @@
 #include "loadgen/http_client.h"
 
 #include <algorithm>
-#include <limits>
-
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "loadgen/chat_stream.h"
@@ -50,7 +49,8 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
              std::function<void(RequestRecord&&)> done)
       : stream_(ioc),
         eps_(eps),
-        timeout_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))),
+        timeout_(
+            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s))),
         record_(std::move(record)),
         reader_(record_),
         sse_([this](const std::string& data) { on_event(data); }),
@@ -98,8 +98,9 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
     // A response without a body (Content-Length: 0) is complete already; reading on would
     // wait for bytes that never come.
     if (record_.http_status != 200)
-      return parser_.is_done() ? fail("http", "HTTP " + std::to_string(record_.http_status) + " (no body)")
-                               : read_error_body();
+      return parser_.is_done()
+                 ? fail("http", "HTTP " + std::to_string(record_.http_status) + " (no body)")
+                 : read_error_body();
     const auto type = parser_.get()[http::field::content_type];
     if (type.find("text/event-stream") == beast::string_view::npos)
       return fail("not_streaming", "the server answered with Content-Type '" + std::string(type) +
@@ -112,9 +113,9 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
     parser_.get().body().data = piece_;
     parser_.get().body().size = sizeof piece_;
     arm();
-    http::async_read_some(stream_, buf_, parser_, [self = shared_from_this()](error_code ec, size_t) {
-      self->on_body(ec);
-    });
+    http::async_read_some(
+        stream_, buf_, parser_,
+        [self = shared_from_this()](error_code ec, size_t) { self->on_body(ec); });
   }
 
   void on_body(error_code ec) {
@@ -127,7 +128,8 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
       return fail("malformed_sse", "an event or line exceeds the size limit");
     if (finished_) return;  // a broken event ended the request
     if (reader_.done() || parser_.is_done()) return end_stream(t);
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == net::error::eof)
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+        ec == net::error::eof)
       return end_stream(t);
     if (ec) return fail_io("read", ec);
     read_body();
@@ -149,19 +151,24 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
     parser_.get().body().data = piece_;
     parser_.get().body().size = sizeof piece_;
     arm();
-    http::async_read_some(stream_, buf_, parser_, [self = shared_from_this()](error_code ec, size_t) {
-      if (ec == http::error::need_buffer) ec = {};
-      const size_t n = sizeof self->piece_ - self->parser_.get().body().size;
-      self->error_body_.append(self->piece_, std::min(n, 4096 - std::min<size_t>(4096, self->error_body_.size())));
-      if (!ec && !self->parser_.is_done() && self->error_body_.size() < 4096) return self->read_error_body();
-      self->fail("http", "HTTP " + std::to_string(self->record_.http_status) + ": " +
-                             error_message(self->error_body_));
-    });
+    http::async_read_some(
+        stream_, buf_, parser_, [self = shared_from_this()](error_code ec, size_t) {
+          if (ec == http::error::need_buffer) ec = {};
+          const size_t n = sizeof self->piece_ - self->parser_.get().body().size;
+          self->error_body_.append(
+              self->piece_, std::min(n, 4096 - std::min<size_t>(4096, self->error_body_.size())));
+          if (!ec && !self->parser_.is_done() && self->error_body_.size() < 4096)
+            return self->read_error_body();
+          self->fail("http", "HTTP " + std::to_string(self->record_.http_status) + ": " +
+                                 error_message(self->error_body_));
+        });
   }
 
   void fail_io(const char* stage, error_code ec) {
-    if (ec == beast::error::timeout) return fail("timeout", std::string("no complete answer within the timeout (") + stage + ")");
-    fail(std::string(stage) == "connect" ? "connect" : "io", std::string(stage) + ": " + ec.message());
+    if (ec == beast::error::timeout)
+      return fail("timeout", std::string("no complete answer within the timeout (") + stage + ")");
+    fail(std::string(stage) == "connect" ? "connect" : "io",
+         std::string(stage) + ": " + ec.message());
   }
 
   void fail(const std::string& kind, std::string message) {
@@ -209,7 +216,8 @@ class GetCall : public std::enable_shared_from_this<GetCall> {
     parser_.body_limit(8u << 20);
   }
   void start() {
-    stream_.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_)));
+    stream_.expires_after(
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_)));
     stream_.async_connect(eps_, [self = shared_from_this()](error_code ec, const tcp::endpoint&) {
       if (ec) return self->finish(ec);
       http::async_write(self->stream_, self->req_, [self](error_code ec, size_t) {
@@ -244,7 +252,8 @@ Result<Target> parse_url(const std::string& url) {
   const std::string scheme = "http://";
   if (url.rfind("https://", 0) == 0)
     return Status::error("https is not supported: point --url at the server's plain-HTTP port");
-  if (url.rfind(scheme, 0) != 0) return Status::error("--url must start with http://, got '" + url + "'");
+  if (url.rfind(scheme, 0) != 0)
+    return Status::error("--url must start with http://, got '" + url + "'");
   std::string rest = url.substr(scheme.size());
   const size_t slash = rest.find('/');
   std::string authority = rest.substr(0, slash);
@@ -265,15 +274,17 @@ Result<Target> parse_url(const std::string& url) {
     if (colon != std::string::npos) t.port = authority.substr(colon + 1);
   }
   if (t.host.empty()) return Status::error("--url has no host");
-  if (t.port.empty() || t.port.size() > 5 || t.port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoi(t.port) < 1 || std::stoi(t.port) > 65535)
+  if (t.port.empty() || t.port.size() > 5 ||
+      t.port.find_first_not_of("0123456789") != std::string::npos || std::stoi(t.port) < 1 ||
+      std::stoi(t.port) > 65535)
     return Status::error("--url has a bad port '" + t.port + "'");
   const auto ends_with = [&](const std::string& s) {
     return prefix.size() >= s.size() && prefix.compare(prefix.size() - s.size(), s.size(), s) == 0;
   };
   if (ends_with("/chat/completions")) {
     t.chat_path = prefix;
-    t.models_path = prefix.substr(0, prefix.size() - std::string("/chat/completions").size()) + "/models";
+    t.models_path =
+        prefix.substr(0, prefix.size() - std::string("/chat/completions").size()) + "/models";
   } else if (ends_with("/v1")) {
     t.chat_path = prefix + "/chat/completions";
     t.models_path = prefix + "/models";
@@ -288,8 +299,8 @@ void start_stream_request(net::io_context& ioc, const Endpoints& endpoints, cons
                           std::string body, double timeout_s, RequestRecord record,
                           std::function<void(Clock::time_point)> on_sent,
                           std::function<void(RequestRecord&&)> done) {
-  std::make_shared<StreamCall>(ioc, endpoints, target, std::move(body), timeout_s, std::move(record),
-                               std::move(on_sent), std::move(done))
+  std::make_shared<StreamCall>(ioc, endpoints, target, std::move(body), timeout_s,
+                               std::move(record), std::move(on_sent), std::move(done))
       ->start();
 }
 

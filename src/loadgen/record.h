@@ -13,12 +13,12 @@ const char* think_name(Think t);
 
 struct PlannedRequest {
   int index = 0;
-  std::string prompt;          // the user message (or a messages array as JSON, see below)
-  std::string messages_json;   // when the dataset gave messages; overrides prompt
-  int input_len = 0;           // the intended prompt length in words (random dataset) or 0
-  int output_len = 0;          // max_tokens
+  std::string prompt;         // the user message (or a messages array as JSON, see below)
+  std::string messages_json;  // when the dataset gave messages; overrides prompt
+  int input_len = 0;          // the intended prompt length in words (random dataset) or 0
+  int output_len = 0;         // max_tokens
   Think think = Think::kServerDefault;
-  double scheduled_s = 0;      // arrival time after the start of the measured run
+  double scheduled_s = 0;  // arrival time after the start of the measured run
 };
 
 // One event of the stream that carried generated text.
@@ -37,7 +37,7 @@ struct RequestRecord {
   std::string error;       // a readable message
   int http_status = 0;
   std::vector<TokenArrival> tokens;
-  double e2e = 0;            // send → end of the stream
+  double e2e = 0;             // send → end of the stream
   int64_t usage_prompt = -1;  // -1: the server sent no usage
   int64_t usage_completion = -1;
   int64_t usage_reasoning = -1;

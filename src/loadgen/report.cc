@@ -59,12 +59,14 @@ std::string rows(const char* name, const char* unit, const Distribution& d, doub
 
 Json dist_json(const Distribution& d, double scale) {
   if (d.count == 0) return {{"count", 0}};
-  return {{"count", d.count}, {"mean", d.mean * scale}, {"std", d.std * scale},
+  return {{"count", d.count},     {"mean", d.mean * scale},  {"std", d.std * scale},
           {"min", d.min * scale}, {"median", d.p50 * scale}, {"p50", d.p50 * scale},
-          {"p90", d.p90 * scale}, {"p99", d.p99 * scale}, {"max", d.max * scale}};
+          {"p90", d.p90 * scale}, {"p99", d.p99 * scale},    {"max", d.max * scale}};
 }
 
-Json opt(const std::optional<double>& v, double scale) { return v ? Json(*v * scale) : Json(nullptr); }
+Json opt(const std::optional<double>& v, double scale) {
+  return v ? Json(*v * scale) : Json(nullptr);
+}
 
 std::string utc_now() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -136,26 +138,25 @@ Json report_json(const RunResult& run, const BenchSummary& s, const ReportContex
   j["url"] = c.url;
   j["model"] = run.model;
   j["config"] = c.config;
-  j["summary"] = {
-      {"completed", s.completed},
-      {"failed", s.failed},
-      {"duration_s", s.duration_s},
-      {"total_input_tokens", s.total_input_tokens},
-      {"total_output_tokens", s.total_output_tokens},
-      {"reasoning_tokens", s.reasoning_tokens},
-      {"request_throughput", s.request_throughput},
-      {"output_throughput", s.output_throughput},
-      {"total_token_throughput", s.total_token_throughput},
-      {"mean_concurrency", s.mean_concurrency},
-      {"max_in_flight", run.max_in_flight},
-      {"requests_without_usage", s.usage_missing},
-      {"requests_without_text", s.without_text},
-      {"ttft_ms", dist_json(s.ttft, 1e3)},
-      {"ttft_answer_ms", dist_json(s.ttft_answer, 1e3)},
-      {"tpot_ms", dist_json(s.tpot, 1e3)},
-      {"itl_ms", dist_json(s.itl, 1e3)},
-      {"e2e_ms", dist_json(s.e2e, 1e3)},
-      {"stutter", dist_json(s.stutter, 1.0)}};
+  j["summary"] = {{"completed", s.completed},
+                  {"failed", s.failed},
+                  {"duration_s", s.duration_s},
+                  {"total_input_tokens", s.total_input_tokens},
+                  {"total_output_tokens", s.total_output_tokens},
+                  {"reasoning_tokens", s.reasoning_tokens},
+                  {"request_throughput", s.request_throughput},
+                  {"output_throughput", s.output_throughput},
+                  {"total_token_throughput", s.total_token_throughput},
+                  {"mean_concurrency", s.mean_concurrency},
+                  {"max_in_flight", run.max_in_flight},
+                  {"requests_without_usage", s.usage_missing},
+                  {"requests_without_text", s.without_text},
+                  {"ttft_ms", dist_json(s.ttft, 1e3)},
+                  {"ttft_answer_ms", dist_json(s.ttft_answer, 1e3)},
+                  {"tpot_ms", dist_json(s.tpot, 1e3)},
+                  {"itl_ms", dist_json(s.itl, 1e3)},
+                  {"e2e_ms", dist_json(s.e2e, 1e3)},
+                  {"stutter", dist_json(s.stutter, 1.0)}};
   Json errors = Json::object();
   for (const auto& [kind, n] : errors_by_kind(run)) errors[kind] = n;
   j["errors"] = errors;

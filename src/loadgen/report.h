@@ -3,9 +3,8 @@
 // request with its arrival times).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "loadgen/runner.h"
 #include "loadgen/stats.h"

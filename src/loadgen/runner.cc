@@ -1,9 +1,8 @@
 #include "loadgen/runner.h"
 
+#include <boost/asio/steady_timer.hpp>
 #include <cstdio>
 #include <deque>
-
-#include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
 #include "loadgen/http_client.h"
@@ -24,8 +23,14 @@ class Phase {
  public:
   Phase(net::io_context& ioc, const Endpoints& eps, const Target& target, const RunOptions& o,
         const std::vector<PlannedRequest>& plan, bool warmup)
-      : ioc_(ioc), eps_(eps), target_(target), o_(o), plan_(plan), warmup_(warmup),
-        timer_(ioc), progress_timer_(ioc) {}
+      : ioc_(ioc),
+        eps_(eps),
+        target_(target),
+        o_(o),
+        plan_(plan),
+        warmup_(warmup),
+        timer_(ioc),
+        progress_timer_(ioc) {}
 
   void run() {
     records_.resize(plan_.size());
@@ -100,7 +105,8 @@ class Phase {
   void print_progress(bool last) {
     const double elapsed = seconds(Clock::now() - t0_);
     const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0.0;
-    std::fprintf(stderr, "%sbench serve: %zu/%zu done, %d in flight, %zu errors, %.2f req/s, %.1f s%s",
+    std::fprintf(stderr,
+                 "%sbench serve: %zu/%zu done, %d in flight, %zu errors, %.2f req/s, %.1f s%s",
                  o_.progress_tty ? "\r\033[K" : "", done_, plan_.size(), in_flight_, errors_, rate,
                  elapsed, o_.progress_tty && !last ? "" : "\n");
     std::fflush(stderr);
@@ -131,7 +137,8 @@ Result<std::string> discover_model(net::io_context& ioc, const Endpoints& eps, c
   ioc.restart();
   if (!reply) return Status::error("cannot reach " + url + ": " + reply.message());
   if (reply->status != 200)
-    return Status::error("GET " + t.models_path + " answered HTTP " + std::to_string(reply->status) +
+    return Status::error("GET " + t.models_path + " answered HTTP " +
+                         std::to_string(reply->status) +
                          " (is --url an OpenAI-compatible server? --model skips this look-up)");
   nlohmann::json j = nlohmann::json::parse(reply->body, nullptr, false);
   if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty() &&

@@ -17,17 +17,17 @@ struct RunOptions {
   std::string url;
   std::string api_key;
   double timeout_s = 300;
-  int max_concurrency = 0;  // 0: no limit
-  bool progress = false;    // a live line on stderr
+  int max_concurrency = 0;    // 0: no limit
+  bool progress = false;      // a live line on stderr
   bool progress_tty = false;  // rewrite it in place (\r) rather than print a line a second
-  BodyOptions body;         // body.model empty: ask /v1/models
+  BodyOptions body;           // body.model empty: ask /v1/models
 };
 
 struct RunResult {
-  std::string model;                 // the model name the requests carried
+  std::string model;                   // the model name the requests carried
   std::vector<RequestRecord> records;  // warm-up first (warmup = true), then the measured ones
-  double duration_s = 0;             // start of the measured run → its last completion
-  int max_in_flight = 0;             // the most measured requests open at once
+  double duration_s = 0;               // start of the measured run → its last completion
+  int max_in_flight = 0;               // the most measured requests open at once
 };
 
 // Fails only when the run cannot begin (bad URL, unresolvable host, no model found);

@@ -3,7 +3,9 @@
 namespace duet::loadgen {
 
 SseParser::SseParser(DataFn on_data, CommentFn on_comment, size_t max_event_bytes)
-    : on_data_(std::move(on_data)), on_comment_(std::move(on_comment)), max_bytes_(max_event_bytes) {}
+    : on_data_(std::move(on_data)),
+      on_comment_(std::move(on_comment)),
+      max_bytes_(max_event_bytes) {}
 
 bool SseParser::feed(std::string_view bytes) {
   if (failed_) return false;

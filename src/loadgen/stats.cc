@@ -61,7 +61,8 @@ RequestMetrics request_metrics(const RequestRecord& r) {
   // The server's count when it gave one: a chunk may carry several tokens (bytes of one
   // character held back until it is complete, a server that batches its writes).
   m.tokens_from_usage = r.usage_completion >= 0;
-  m.output_tokens = m.tokens_from_usage ? r.usage_completion : static_cast<int64_t>(r.tokens.size());
+  m.output_tokens =
+      m.tokens_from_usage ? r.usage_completion : static_cast<int64_t>(r.tokens.size());
   if (m.ttft && m.output_tokens > 1)
     m.tpot = (m.e2e - *m.ttft) / static_cast<double>(m.output_tokens - 1);
   return m;
@@ -113,10 +114,14 @@ BenchSummary summarize_run(const std::vector<RequestRecord>& records, double dur
 
 const char* think_name(Think t) {
   switch (t) {
-    case Think::kOn: return "on";
-    case Think::kOff: return "off";
-    case Think::kAuto: return "auto";
-    default: return "default";
+    case Think::kOn:
+      return "on";
+    case Think::kOff:
+      return "off";
+    case Think::kAuto:
+      return "auto";
+    default:
+      return "default";
   }
 }
 

@@ -26,15 +26,15 @@ Distribution summarize(std::vector<double> values);
 // What the metrics need from one finished request.
 struct RequestMetrics {
   int64_t output_tokens = 0;
-  bool tokens_from_usage = false;   // else counted as the stream's token-bearing events
+  bool tokens_from_usage = false;  // else counted as the stream's token-bearing events
   // First token of any kind (reasoning or answer); none when the stream carried no text (a
   // model that stopped at once): such a request counts as completed, with no latency samples.
   std::optional<double> ttft;
   std::optional<double> ttft_answer;  // first answer token
   double e2e = 0;
-  std::optional<double> tpot;       // when output_tokens > 1
-  std::vector<double> itl;          // gaps between successive token-bearing events
-  std::optional<double> stutter;    // max gap / median gap, when there are at least 2 gaps
+  std::optional<double> tpot;     // when output_tokens > 1
+  std::vector<double> itl;        // gaps between successive token-bearing events
+  std::optional<double> stutter;  // max gap / median gap, when there are at least 2 gaps
   double max_gap = 0;
 };
 

@@ -32,12 +32,21 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
       default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;  // XML forbids most controls
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t')
+          out += c;  // XML forbids most controls
     }
   }
   return out;
@@ -70,7 +79,8 @@ std::string panel(const PlotSeries& s, double ox, double oy) {
   const double bin = xmax / kBins;
   std::vector<int> counts(kBins, 0);
   for (double x : v) counts[std::min(kBins - 1, static_cast<int>(x / bin))]++;
-  const std::vector<double> yt = nice_ticks(*std::max_element(counts.begin(), counts.end()), 5, 1.0);  // counts: whole numbers
+  const std::vector<double> yt =
+      nice_ticks(*std::max_element(counts.begin(), counts.end()), 5, 1.0);  // counts: whole numbers
   const double ymax = yt.back();
   const auto px = [&](double x) { return x0 + (x1 - x0) * x / xmax; };
   const auto py = [&](double c) { return y0 - (y0 - y1) * c / ymax; };
@@ -113,11 +123,13 @@ std::string panel(const PlotSeries& s, double ox, double oy) {
   out += "<rect x=\"" + num(x0) + "\" y=\"" + num(y1) + "\" width=\"" + num(x1 - x0) +
          "\" height=\"" + num(y0 - y1) + "\" fill=\"none\" stroke=\"#333\"/>\n";
   out += text((x0 + x1) / 2, y0 + 38, "milliseconds (n = " + std::to_string(v.size()) + ")");
-  out += text(ox + 16, (y0 + y1) / 2, "count", "middle",
-              (" transform=\"rotate(-90 " + num(ox + 16) + " " + num((y0 + y1) / 2) + ")\"").c_str());
+  out +=
+      text(ox + 16, (y0 + y1) / 2, "count", "middle",
+           (" transform=\"rotate(-90 " + num(ox + 16) + " " + num((y0 + y1) / 2) + ")\"").c_str());
   out += text(ox + kPanelW - 6, (y0 + y1) / 2, "cumulative", "middle",
               (" fill=\"#c0392b\" transform=\"rotate(90 " + num(ox + kPanelW - 6) + " " +
-               num((y0 + y1) / 2) + ")\"").c_str());
+               num((y0 + y1) / 2) + ")\"")
+                  .c_str());
   return out + "</g>\n";
 }
 

@@ -13,22 +13,24 @@ using Json = nlohmann::json;
 // token with their leading space, so that N words make a prompt of about N tokens. A byte
 // vocabulary (duet's demo model) counts several tokens a word: the usage says how many.
 constexpr const char* kWords[] = {
-    "the",    "of",     "and",    "to",     "in",     "is",     "that",   "for",    "it",
-    "as",     "was",    "with",   "be",     "by",     "on",     "not",    "he",     "this",
-    "are",    "or",     "his",    "from",   "at",     "which",  "but",    "have",   "an",
-    "had",    "they",   "you",    "were",   "their",  "one",    "all",    "we",     "can",
-    "her",    "has",    "there",  "been",   "if",     "more",   "when",   "will",   "would",
-    "who",    "so",     "no",     "time",   "people", "year",   "way",    "day",    "man",
-    "thing",  "woman",  "life",   "child",  "world",  "school", "state",  "family", "student",
-    "group",  "country", "problem", "hand", "part",   "place",  "case",   "week",   "company",
-    "system", "program", "question", "work", "number", "night",  "point",  "home",   "water",
-    "room",   "mother", "area",   "money",  "story",  "fact",   "month",  "lot",    "right",
-    "study",  "book",   "eye",    "job",    "word",   "business", "side", "kind",   "head",
-    "house",  "service", "friend", "father", "power", "hour",   "game",   "line",   "end",
-    "member", "law",    "car",    "city",   "name",   "team",   "minute", "idea",   "kid",
-    "body",   "back",   "parent", "face",   "others", "level",  "office", "door",   "health",
-    "person", "art",    "war",    "history", "party", "result", "change", "morning", "reason",
-    "research", "girl", "guy",    "moment", "air",    "teacher", "force", "education"};
+    "the",     "of",      "and",      "to",     "in",      "is",      "that",     "for",
+    "it",      "as",      "was",      "with",   "be",      "by",      "on",       "not",
+    "he",      "this",    "are",      "or",     "his",     "from",    "at",       "which",
+    "but",     "have",    "an",       "had",    "they",    "you",     "were",     "their",
+    "one",     "all",     "we",       "can",    "her",     "has",     "there",    "been",
+    "if",      "more",    "when",     "will",   "would",   "who",     "so",       "no",
+    "time",    "people",  "year",     "way",    "day",     "man",     "thing",    "woman",
+    "life",    "child",   "world",    "school", "state",   "family",  "student",  "group",
+    "country", "problem", "hand",     "part",   "place",   "case",    "week",     "company",
+    "system",  "program", "question", "work",   "number",  "night",   "point",    "home",
+    "water",   "room",    "mother",   "area",   "money",   "story",   "fact",     "month",
+    "lot",     "right",   "study",    "book",   "eye",     "job",     "word",     "business",
+    "side",    "kind",    "head",     "house",  "service", "friend",  "father",   "power",
+    "hour",    "game",    "line",     "end",    "member",  "law",     "car",      "city",
+    "name",    "team",    "minute",   "idea",   "kid",     "body",    "back",     "parent",
+    "face",    "others",  "level",    "office", "door",    "health",  "person",   "art",
+    "war",     "history", "party",    "result", "change",  "morning", "reason",   "research",
+    "girl",    "guy",     "moment",   "air",    "teacher", "force",   "education"};
 constexpr size_t kNumWords = sizeof(kWords) / sizeof(kWords[0]);
 
 // Portable draws from a 64-bit Mersenne Twister (whose sequence the standard fixes), so a
@@ -46,17 +48,24 @@ int draw_len(std::mt19937_64& rng, int len, double ratio) {
 
 Think think_for(ThinkPlan plan, std::mt19937_64& rng, double fraction) {
   switch (plan) {
-    case ThinkPlan::kOn: return Think::kOn;
-    case ThinkPlan::kOff: return Think::kOff;
-    case ThinkPlan::kAuto: return Think::kAuto;
-    case ThinkPlan::kMix: return uniform01(rng) < fraction ? Think::kOn : Think::kOff;
-    default: return Think::kServerDefault;
+    case ThinkPlan::kOn:
+      return Think::kOn;
+    case ThinkPlan::kOff:
+      return Think::kOff;
+    case ThinkPlan::kAuto:
+      return Think::kAuto;
+    case ThinkPlan::kMix:
+      return uniform01(rng) < fraction ? Think::kOn : Think::kOff;
+    default:
+      return Think::kServerDefault;
   }
 }
 
 // Independent streams for the dataset, the modes and the arrivals: changing the rate must
 // not change the prompts.
-uint64_t stream_seed(uint64_t seed, uint64_t stream) { return seed * 0x9E3779B97F4A7C15ull + stream; }
+uint64_t stream_seed(uint64_t seed, uint64_t stream) {
+  return seed * 0x9E3779B97F4A7C15ull + stream;
+}
 
 std::vector<PlannedRequest> random_requests(const WorkloadOptions& o, int n, uint64_t stream) {
   std::mt19937_64 rng(stream_seed(o.seed, stream));
@@ -89,7 +98,8 @@ Result<Think> parse_think(const Json& v, int line) {
   return Status::error(where + "\"think\" must be true, false, \"on\", \"off\" or \"auto\"");
 }
 
-Result<std::vector<PlannedRequest>> file_requests(const WorkloadOptions& o, int n, uint64_t stream) {
+Result<std::vector<PlannedRequest>> file_requests(const WorkloadOptions& o, int n,
+                                                  uint64_t stream) {
   std::ifstream in(o.dataset_file);
   if (!in) return Status::error("cannot open the dataset " + o.dataset_file);
   std::vector<PlannedRequest> lines;
@@ -115,7 +125,8 @@ Result<std::vector<PlannedRequest>> file_requests(const WorkloadOptions& o, int 
     }
     for (const char* key : {"output_len", "max_tokens"}) {
       if (!j.contains(key)) continue;
-      if (!j[key].is_number_integer() || j[key].get<int64_t>() < 1 || j[key].get<int64_t>() > 1 << 20)
+      if (!j[key].is_number_integer() || j[key].get<int64_t>() < 1 ||
+          j[key].get<int64_t>() > 1 << 20)
         return Status::error(where + "\"" + key + "\" must be an integer from 1 to 1048576");
       p.output_len = j[key].get<int>();
     }
@@ -142,7 +153,8 @@ Result<std::vector<PlannedRequest>> file_requests(const WorkloadOptions& o, int 
   return out;
 }
 
-Result<std::vector<PlannedRequest>> make_requests(const WorkloadOptions& o, int n, uint64_t stream) {
+Result<std::vector<PlannedRequest>> make_requests(const WorkloadOptions& o, int n,
+                                                  uint64_t stream) {
   if (o.dataset_file.empty()) return random_requests(o, n, stream);
   return file_requests(o, n, stream);
 }
@@ -169,8 +181,8 @@ std::vector<double> arrival_times(int n, double rate, bool poisson, double burst
 Result<std::vector<PlannedRequest>> plan_requests(const WorkloadOptions& o) {
   auto reqs = make_requests(o, o.num_prompts, 0);
   if (!reqs) return reqs;
-  const std::vector<double> t =
-      arrival_times(static_cast<int>(reqs->size()), o.request_rate, o.poisson, o.burstiness, o.seed);
+  const std::vector<double> t = arrival_times(static_cast<int>(reqs->size()), o.request_rate,
+                                              o.poisson, o.burstiness, o.seed);
   for (size_t i = 0; i < reqs->size(); ++i) (*reqs)[i].scheduled_s = t[i];
   return reqs;
 }

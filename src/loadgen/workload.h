@@ -6,10 +6,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "loadgen/record.h"
@@ -28,10 +27,10 @@ struct WorkloadOptions {
   ThinkPlan think = ThinkPlan::kServerDefault;
   double mix_thinking_fraction = 0.5;
   double request_rate = std::numeric_limits<double>::infinity();  // requests/s
-  bool poisson = true;       // false: exactly 1/rate apart
-  double burstiness = 1.0;   // gamma shape; 1 = Poisson (exponential gaps)
+  bool poisson = true;                                            // false: exactly 1/rate apart
+  double burstiness = 1.0;  // gamma shape; 1 = Poisson (exponential gaps)
   uint64_t seed = 0;
-  int warmup = 0;            // extra requests before the measured run (same distributions)
+  int warmup = 0;  // extra requests before the measured run (same distributions)
 };
 
 // The measured requests (scheduled_s set) followed by nothing else; warm-up requests are
@@ -47,7 +46,7 @@ struct BodyOptions {
   std::string model;
   bool ignore_eos = false;  // also min_tokens = max_tokens: fixed output lengths
   nlohmann::json extra = nlohmann::json::object();  // merged into every body (--extra-body)
-  double temperature = -1;  // < 0: the server's default
+  double temperature = -1;                          // < 0: the server's default
 };
 
 // The JSON body for /v1/chat/completions. Thinking mode travels the way the OpenAI-style

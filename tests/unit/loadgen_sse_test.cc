@@ -9,7 +9,8 @@
 namespace duet::loadgen {
 namespace {
 
-std::vector<std::string> parse_pieces(const test::Pieces& pieces, std::vector<std::string>* comments = nullptr) {
+std::vector<std::string> parse_pieces(const test::Pieces& pieces,
+                                      std::vector<std::string>* comments = nullptr) {
   std::vector<std::string> events;
   SseParser p([&](const std::string& d) { events.push_back(d); },
               [&](std::string_view c) {
@@ -53,12 +54,16 @@ TEST(SseParser, ReportsAPendingEventAndOverlongLines) {
 TEST(ChatStream, TokensReasoningUsageAndDone) {
   RequestRecord r;
   ChatStreamReader c(r);
-  EXPECT_TRUE(c.on_event(R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]})", 0.010));
-  EXPECT_TRUE(c.on_event(R"({"choices":[{"delta":{"reasoning_content":"hm","reasoning":"hm"}}]})", 0.050));
+  EXPECT_TRUE(
+      c.on_event(R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]})", 0.010));
+  EXPECT_TRUE(
+      c.on_event(R"({"choices":[{"delta":{"reasoning_content":"hm","reasoning":"hm"}}]})", 0.050));
   EXPECT_TRUE(c.on_event(R"({"choices":[{"delta":{"reasoning":"ok"}}]})", 0.060));
   EXPECT_TRUE(c.on_event(R"({"choices":[{"delta":{"content":"Hi"}}]})", 0.075));
   EXPECT_TRUE(c.on_event(R"({"choices":[{"delta":{},"finish_reason":"length"}]})", 0.080));
-  EXPECT_TRUE(c.on_event(R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"completion_tokens_details":{"reasoning_tokens":3}}})", 0.081));
+  EXPECT_TRUE(c.on_event(
+      R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"completion_tokens_details":{"reasoning_tokens":3}}})",
+      0.081));
   EXPECT_TRUE(c.on_event("[DONE]", 0.082));
   EXPECT_TRUE(c.done());
   EXPECT_TRUE(c.finish(0.082));

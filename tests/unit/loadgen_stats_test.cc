@@ -74,9 +74,9 @@ TEST(LoadgenStats, WithoutUsageChunksAreCountedAndShortStreamsHaveNoTpot) {
   RequestMetrics m = request_metrics(r);
   EXPECT_FALSE(m.tokens_from_usage);
   EXPECT_EQ(m.output_tokens, 3);
-  EXPECT_NEAR(*m.tpot, 0.15, 1e-12);  // (0.5 - 0.2) / 2
+  EXPECT_NEAR(*m.tpot, 0.15, 1e-12);           // (0.5 - 0.2) / 2
   EXPECT_NEAR(*m.stutter, 0.2 / 0.15, 1e-12);  // gaps 0.1, 0.2: median 0.15
-  m = request_metrics(record({}, 0.01, 1));  // EOS at once: no text, no TTFT
+  m = request_metrics(record({}, 0.01, 1));    // EOS at once: no text, no TTFT
   EXPECT_FALSE(m.ttft.has_value());
   EXPECT_FALSE(m.tpot.has_value());
   m = request_metrics(record({0.2}, 0.25, 1));

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "loadgen/workload.h"
@@ -76,9 +75,12 @@ TEST(LoadgenWorkload, JsonlDatasetAndItsErrors) {
   const std::string path = ::testing::TempDir() + "loadgen_ds.jsonl";
   {
     std::ofstream f(path);
-    f << R"({"prompt": "why is the sky blue", "output_len": 7, "think": "on"})" << "\n\n";
-    f << R"({"messages": [{"role": "user", "content": "hi"}], "think": false})" << "\n";
-    f << R"({"prompt": "plain"})" << "\n";
+    f << R"({"prompt": "why is the sky blue", "output_len": 7, "think": "on"})"
+      << "\n\n";
+    f << R"({"messages": [{"role": "user", "content": "hi"}], "think": false})"
+      << "\n";
+    f << R"({"prompt": "plain"})"
+      << "\n";
   }
   WorkloadOptions o;
   o.dataset_file = path;
@@ -99,7 +101,10 @@ TEST(LoadgenWorkload, JsonlDatasetAndItsErrors) {
 
   {
     std::ofstream f(path);
-    f << R"({"prompt": "ok"})" << "\n" << R"({"text": "no prompt"})" << "\n";
+    f << R"({"prompt": "ok"})"
+      << "\n"
+      << R"({"text": "no prompt"})"
+      << "\n";
   }
   auto bad = plan_requests(o);
   ASSERT_FALSE(bad);
@@ -134,7 +139,8 @@ TEST(LoadgenWorkload, BodiesCarryModeLimitsAndExtras) {
   p.think = Think::kServerDefault;
   b.ignore_eos = false;
   j = nlohmann::json::parse(request_body(p, b));
-  EXPECT_FALSE(j.contains("mode") || j.contains("chat_template_kwargs") || j.contains("ignore_eos"));
+  EXPECT_FALSE(j.contains("mode") || j.contains("chat_template_kwargs") ||
+               j.contains("ignore_eos"));
 }
 
 }  // namespace
