@@ -220,7 +220,7 @@ int run_bench(const BenchArgs& a) {
 }  // namespace
 
 void add_bench_command(CLI::App& app, Action* run) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: engine (tokens/s) and, later, serve");
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: engine (tokens/s of a model) and serve (latency of a server)");
   bench->require_subcommand(1);
   auto a = std::make_shared<BenchArgs>();
   CLI::App* eng = bench->add_subcommand("engine", "prefill and decode tokens/s of a model, like llama-bench");
@@ -233,6 +233,7 @@ void add_bench_command(CLI::App& app, Action* run) {
   eng->add_option("--backend", a->backend, "cpu | ref")->check(CLI::IsMember({"cpu", "ref"}));
   eng->add_flag("--json", a->json, "machine-readable output");
   eng->callback([run, a] { *run = [a] { return run_bench(*a); }; });
+  add_bench_serve_command(*bench, run);
 }
 
 }  // namespace duet::cli

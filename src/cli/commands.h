@@ -16,6 +16,8 @@ void add_serve_command(CLI::App& app, Action* run);
 void add_tokenize_command(CLI::App& app, Action* run);
 void add_render_command(CLI::App& app, Action* run);
 void add_bench_command(CLI::App& app, Action* run);
+// `duet bench serve`, a subcommand of `bench` (cmd_bench_serve.cc).
+void add_bench_serve_command(CLI::App& bench, Action* run);
 
 // Prints "duet: <message>" to stderr and returns the exit code for bad input.
 int fail(const std::string& message);
