@@ -73,7 +73,7 @@ try {
 
   // 2. Thinking: the block appears open with a running timer, streams, then folds away to
   // "thought for N s" when the answer starts.
-  await setControls(page, { think: 'on', budget: 16, maxTokens: 300 });
+  await setControls(page, { think: 'on', budget: 48, maxTokens: 300 });
   let sawFold = false;
   await sendMessage(page, 'Prove that the square root of 2 is irrational.');
   for (let attempt = 0; attempt < 5 && !sawFold; attempt++) {
@@ -113,6 +113,9 @@ try {
   checkEq(await page.locator('.msg.assistant .mode-badge').last().textContent(), 'auto → non-thinking', 'auto picked non-thinking for small talk');
 
   // 4. Stop (button) and Esc end the generation on the server: /metrics counts the cancel.
+  // In a conversation of its own, so that each prompt stays short.
+  const firstConversation = await page.locator('#conversations li.active').getAttribute('data-id');
+  await page.click('#new-chat');
   await setControls(page, { think: 'off', maxTokens: 3000 });
   for (const how of ['button', 'Escape']) {
     let stopped = false;
@@ -122,7 +125,7 @@ try {
       await page.waitForFunction(() => {
         const m = document.querySelector('.msg.assistant[data-state="streaming"]');
         return !m || m.querySelector('.content').textContent.length >= 20;
-      });
+      }, null, { timeout: 60000 });
       if (how === 'button') await page.click('#stop'); else await page.keyboard.press('Escape');
       const reply = await waitReplyEnd(page);
       if (reply.state !== 'stopped') continue;  // the model ended first: try again
@@ -141,7 +144,8 @@ try {
     check(stopped, `${how}: a reply was stopped while streaming`);
   }
 
-  // 5. A reload keeps the conversation.
+  // 5. A reload keeps the conversations.
+  await page.click(`#conversations li[data-id="${firstConversation}"] .title`);
   const beforeReload = await conversationTexts(page);
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
@@ -254,5 +258,9 @@ console.log(`  shown in a later frame than the next one: ${late} of ${timings.le
 check(timings.length >= 100, `enough frames timed (${timings.length})`);
 checkEq(late, 0, 'every token is drawn in the first frame after it arrives (no frame skipped)');
 check(gaps[0] > 0, 'at most one DOM update per animation frame');
-check(percentile(toDom, 0.95) < 16, `p95 arrival -> on screen under 16 ms: ${percentile(toDom, 0.95).toFixed(2)} ms`);
+// "Under one frame": a token that arrives at a random moment waits for the next frame,
+// at most one frame interval, so p95 of the wait alone is 95% of a frame (15.8 ms at 60 Hz);
+// what the page adds on top (its DOM work, its scheduling) must fit in what is left.
+const frame = percentile(intervals, 0.5);
+check(percentile(toDom, 0.95) < frame, `p95 arrival -> on screen under one frame (${frame.toFixed(2)} ms): ${percentile(toDom, 0.95).toFixed(2)} ms`);
 finish('chat_page');

@@ -57,7 +57,7 @@ export function drawConversation(container, conversation, actions) {
     if (m.role === 'user') {
       nodes.push(userMessage(m, i, actions));
     } else {
-      const view = new ReplyView(m);
+      const view = new ReplyView(m, container);
       if (i === messages.length - 1 && !actions.busy())
         view.actions.append(button('Regenerate', 'regenerate', () => actions.regenerate()));
       views.set(i, view);

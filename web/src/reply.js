@@ -42,9 +42,12 @@ export function statsText(stats) {
 }
 
 export class ReplyView {
-  // message: the stored message object this view shows (and, while streaming, fills in).
-  constructor(message) {
+  // message: the stored message object this view shows (and, while streaming, fills in);
+  // scroller: the scrolling container, kept at the bottom while text streams in if the
+  // reader was there.
+  constructor(message, scroller = null) {
     this.message = message;
+    this.scroller = scroller;
     this.root = el('div', 'msg assistant');
     this.root.dataset.state = message.state || 'done';
     this.badge = el('span', 'mode-badge');
@@ -123,6 +126,8 @@ export class ReplyView {
 
   applyPending() {
     const m = this.message;
+    const s = this.scroller;
+    const follow = s && s.scrollHeight - s.scrollTop - s.clientHeight < 40;
     if (this.pending.reasoning) {
       this.ensureThinking();
       if (!this.timer && !this.thinking.dataset.done) {
@@ -145,6 +150,7 @@ export class ReplyView {
       }
       this.markdown.update(m.content);
     }
+    if (follow) s.scrollTop = s.scrollHeight;
   }
 
   // The stream ended (state "done"), was stopped ("stopped") or failed ("error"). Resolves
