@@ -35,11 +35,9 @@ std::string_view web_content_type(std::string_view path) {
 }
 
 std::string_view web_content_security_policy() {
-  // style-src-attr: KaTeX sizes its boxes with inline style attributes; they load nothing.
-  // img-src data:: highlight.js and KaTeX draw nothing from data URLs today, but an SVG in a
-  // stylesheet may; it is still not a network load.
+  // style-src-attr: KaTeX sizes its boxes with inline style attributes (they load nothing).
   return "default-src 'self'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; "
-         "img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; "
+         "img-src 'self'; font-src 'self'; connect-src 'self'; object-src 'none'; "
          "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 }
 
