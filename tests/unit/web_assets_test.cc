@@ -13,7 +13,9 @@ TEST(WebAssets, EveryFileIsFoundByItsPath) {
   const auto all = web_assets();
   ASSERT_GE(all.size(), 3u);
   for (size_t i = 0; i < all.size(); ++i) {
-    if (i > 0) EXPECT_LT(all[i - 1].path, all[i].path) << "sorted for the binary search";
+    if (i > 0) {
+      EXPECT_LT(all[i - 1].path, all[i].path) << "sorted for the binary search";
+    }
     EXPECT_EQ(find_web_asset(all[i].path), &all[i]) << all[i].path;
     EXPECT_EQ(all[i].etag.size(), 22u) << all[i].path;
     EXPECT_TRUE(all[i].etag.front() == '"' && all[i].etag.back() == '"') << all[i].path;
