@@ -5,9 +5,10 @@
 // Every frame that shows new tokens is also timed, for the browser test and for anyone
 // curious (window.__duetTimings), in performance.now() milliseconds: `first` when the
 // oldest chunk of the frame left the body reader, `frame` the frame's start (the
-// requestAnimationFrame timestamp), `dom` when this frame's DOM update was done (the browser
-// paints it right after, in the same frame), `paint` when the first task after that
-// frame's rendering ran, `tokens` how many chunks the frame carried.
+// requestAnimationFrame timestamp), `start` when the callback began, `dom` when this
+// frame's DOM update was done (the browser paints it right after, in the same frame),
+// `paint` when the first task after that frame's rendering ran, `tokens` how many chunks
+// the frame carried.
 const MAX_TIMINGS = 20000;
 window.__duetTimings = window.__duetTimings || [];
 
@@ -50,7 +51,7 @@ export class FrameBatcher {
   flush(frame) {
     this.scheduled = false;
     if (this.count > 0) {
-      const record = { first: this.first, frame, tokens: this.count, dom: 0, paint: 0 };
+      const record = { first: this.first, frame, start: performance.now(), tokens: this.count, dom: 0, paint: 0 };
       this.count = 0;
       this.apply();
       record.dom = performance.now();
