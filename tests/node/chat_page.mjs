@@ -176,6 +176,15 @@ try {
   checkEq(edited.length, 2, 'edit-and-resend leaves the edited question and a new reply');
   checkEq(edited[0], 'user: An edited question', 'the edited text');
 
+  // Shift+Enter is a new line, not a send.
+  const replies = await page.locator('.msg.assistant').count();
+  await page.fill('#input', 'line one');
+  await page.press('#input', 'Shift+Enter');
+  await page.type('#input', 'line two');
+  checkEq(await page.inputValue('#input'), 'line one\nline two', 'Shift+Enter adds a line');
+  checkEq(await page.locator('.msg.assistant').count(), replies, 'Shift+Enter sends nothing');
+  await page.fill('#input', '');
+
   // 7. Conversations: new, rename, delete.
   const count = () => page.locator('#conversations li').count();
   const n0 = await count();
