@@ -1,6 +1,8 @@
 // duet forge: write a synthetic Qwen3 GGUF with seeded random weights.
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "cli/commands.h"
@@ -18,6 +20,7 @@ struct ForgeArgs {
   std::string out;
   std::string vocab = "qwen3";
   std::string tokenizer_dir;
+  std::string chat_template;  // a Jinja file written into the GGUF instead of the vocabulary's
   double yarn = 0;
   int64_t yarn_orig = 0;
 };
@@ -67,6 +70,13 @@ int run_forge(const ForgeArgs& a) {
   } else {
     return fail("--vocab must be qwen3 or bytes");
   }
+  if (!a.chat_template.empty()) {
+    std::ifstream in(a.chat_template, std::ios::binary);
+    if (!in) return fail("cannot read the chat template " + a.chat_template);
+    std::ostringstream text;
+    text << in.rdbuf();
+    vocab.chat_template = text.str();
+  }
   Status s = forge_model(o, vocab, a.out);
   if (!s) return fail("forge: " + s.message());
   std::fprintf(stderr, "wrote %s\n", a.out.c_str());
@@ -93,6 +103,8 @@ void add_forge_command(CLI::App& app, Action* run) {
   cmd->add_option("--vocab", a->vocab, "qwen3 (Hugging Face tokenizer.json) | bytes (small byte-level)");
   cmd->add_option("--tokenizer-dir", a->tokenizer_dir, "folder with tokenizer.json and tokenizer_config.json")
       ->default_val(std::string(DUET_DEFAULT_TOKENIZER_DIR));
+  cmd->add_option("--chat-template", a->chat_template,
+                  "Jinja chat template file to write into the model (default: the vocabulary's)");
   cmd->add_option("--yarn", a->yarn, "write YaRN rope scaling with this factor");
   cmd->add_option("--yarn-orig-ctx", a->yarn_orig, "YaRN original context length");
   cmd->add_option("--out", a->out, "output .gguf file")->required();

@@ -50,6 +50,7 @@ int run_serve(const ServeOptions& options) {
 
   Router router;
   add_ops_routes(router, ctx);
+  add_web_routes(router, ctx);
   add_model_routes(router, ctx);
   add_openai_routes(router, ctx);
   add_ollama_routes(router, ctx);

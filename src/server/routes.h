@@ -6,8 +6,10 @@
 
 namespace duet {
 
-// /health, /ready, /metrics, GET /
+// /health, /ready, /metrics
 void add_ops_routes(Router& router, ServerContext& ctx);
+// GET / (the chat page for browsers, Ollama's heartbeat text otherwise), /assets/...
+void add_web_routes(Router& router, ServerContext& ctx);
 // /v1/models, /api/tags, /api/show, /api/ps, /api/version
 void add_model_routes(Router& router, ServerContext& ctx);
 // /v1/chat/completions, /v1/completions

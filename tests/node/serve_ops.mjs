@@ -69,12 +69,15 @@ check(/^\d+\.\d+\.\d+$/.test(version.version), `/api/version is dotted numeric: 
 const head = await request({ method: 'HEAD', path: '/', headers: auth });
 checkEq(head.status, 200, 'HEAD / (ollama clients\' heartbeat)');
 
-// The front page: real HTML, no external assets.
-const page = await request({ path: '/', headers: auth });
-checkEq(page.status, 200, 'GET /');
-check(page.headers['content-type'].startsWith('text/html'), 'GET / is HTML');
-check(page.body.includes('duet is running') && page.body.includes('/v1/models'), 'front page content');
-check(!/(src|href)="https?:/.test(page.body), 'front page loads nothing from elsewhere');
+// GET /: Ollama's heartbeat for API clients, the chat page for browsers (chat_page_routes.mjs
+// checks the page and its assets).
+const heartbeat = await request({ path: '/', headers: auth });
+checkEq(heartbeat.status, 200, 'GET /');
+checkEq(heartbeat.body, 'Ollama is running', 'GET / without Accept: text/html');
+const page = await request({ path: '/', headers: { ...auth, accept: 'text/html' } });
+checkEq(page.status, 200, 'GET / as a browser');
+check(page.headers['content-type'].startsWith('text/html'), 'GET / is HTML for browsers');
+check(!/(src|href)="https?:/.test(page.body), 'the page loads nothing from elsewhere');
 
 // Metrics: Prometheus text with vLLM's names.
 const metricsRes = await request({ path: '/metrics', headers: auth });
