@@ -91,13 +91,17 @@ void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const
   row_block = std::clamp(ceil_div(row_block, kRowQuantum) * kRowQuantum, kRowQuantum, max_rows);
   const int64_t n_row_blocks = ceil_div(rows, row_block);
 
+  // With few tokens the weights stream from memory once, and a core streams at about twice
+  // the rate when it reads one row after another than when it interleaves four rows
+  // (measured: 22.8 vs 10.5 GB/s on one Zen 4 core), so such tiles take one row.
+  const int64_t row_step = T <= kTileMax ? 1 : kTileMax;
   const MatmulTileFn tile = wk->tile;
   pool.parallel_for(n_row_blocks * n_token_blocks, [&](int64_t task, int) {
     const int64_t r0 = (task % n_row_blocks) * row_block;
     const int64_t t0 = (task / n_row_blocks) * token_block;
     const int64_t r1 = std::min(rows, r0 + row_block), t1 = std::min(T, t0 + token_block);
-    for (int64_t r = r0; r < r1; r += kTileMax) {
-      const int nr = static_cast<int>(std::min<int64_t>(kTileMax, r1 - r));
+    for (int64_t r = r0; r < r1; r += row_step) {
+      const int nr = static_cast<int>(std::min<int64_t>(row_step, r1 - r));
       for (int64_t t = t0; t < t1; t += kTileMax) {
         const int nt = static_cast<int>(std::min<int64_t>(kTileMax, t1 - t));
         tile(a.w + r * a.row_bytes, a.row_bytes, nr, xa + t * xs, xs, nt, cols, a.y + t * rows + r,
