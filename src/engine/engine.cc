@@ -152,7 +152,10 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
   l.seq.tokens.push_back(tok);
   l.generated++;
   if (l.in_reasoning) l.reasoning++;
-  if (tok == config_.think_open_id) l.in_reasoning = true;
+  // A think block opens only as the first generated token, as the output's reasoning
+  // splitter reads it (text/reasoning_splitter.h): a <think> later on is content, and its
+  // tokens are not reasoning tokens.
+  if (tok == config_.think_open_id && l.generated == 1) l.in_reasoning = true;
   if (tok == config_.think_close_id) l.in_reasoning = false;
 
   const bool is_end = std::find(config_.end_token_ids.begin(), config_.end_token_ids.end(), tok) !=

@@ -182,6 +182,32 @@ TEST(EngineCancel, EveryPhaseReturnsThePoolToIdle) {
   EXPECT_FALSE((*e)->step());
 }
 
+// Reasoning is counted the way the output's splitter reads it: a think block opens only as
+// the first generated token. The greedy output's own tokens stand in for <think>.
+TEST(EngineReasoningCount, ThinkOpensOnlyAsTheFirstToken) {
+  auto model = load(forged_model_path());
+  const GenerateRequest r = greedy({5, 6, 7, 8}, 12);
+  const std::vector<int32_t> out = run_alone(*model, r);
+  ASSERT_EQ(out.size(), 12u);
+  auto reasoning_with_open = [&](int32_t open_id) {
+    EngineConfig c = small_config();
+    c.think_open_id = open_id;
+    c.think_close_id = -1;
+    auto e = Engine::create(*model, c);
+    EXPECT_TRUE(e.is_ok());
+    auto h = *(*e)->submit(r);
+    run_until_idle(**e);
+    EXPECT_EQ(tokens_of(*h), out);
+    return h->stats().reasoning_tokens;
+  };
+  EXPECT_EQ(reasoning_with_open(out[0]), 11);  // every token after the opening one
+  // A token that first appears later opens nothing.
+  size_t later = 1;
+  while (later < out.size() && out[later] == out[0]) ++later;
+  ASSERT_LT(later, out.size()) << "the greedy output repeats one token";
+  EXPECT_EQ(reasoning_with_open(out[later]), 0);
+}
+
 TEST(EngineThinkingBudget, InjectsClosingTokensAtTheCap) {
   auto model = load(forged_model_path());
   auto e = Engine::create(*model, small_config());
