@@ -140,14 +140,20 @@ struct Blocks32Kernel {
         dw[r] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
       }
       for (int t = 0; t < NT; ++t) {
-        // Copied through zero-padded locals rather than masked loads (see the note above).
-        alignas(64) float d16[16] = {}, s16[16] = {};
-        for (int i = 0; i < n; ++i) {
-          d16[i] = a[t].d[b0 + i];
-          s16[i] = a[t].s[b0 + i];
+        __m512 sx;
+        if (n == 16) {  // a whole chunk: straight from the activation row
+          dx[t] = _mm512_loadu_ps(a[t].d + b0);
+          sx = _mm512_loadu_ps(a[t].s + b0);
+        } else {
+          // Copied through zero-padded locals rather than masked loads (see the note above).
+          alignas(64) float d16[16] = {}, s16[16] = {};
+          for (int i = 0; i < n; ++i) {
+            d16[i] = a[t].d[b0 + i];
+            s16[i] = a[t].s[b0 + i];
+          }
+          dx[t] = _mm512_load_ps(d16);
+          sx = _mm512_load_ps(s16);
         }
-        dx[t] = _mm512_load_ps(d16);
-        const __m512 sx = _mm512_load_ps(s16);
         for (int r = 0; r < NR; ++r)
           acc[r][t] =
               _mm512_fnmadd_ps(_mm512_mul_ps(dw[r], _mm512_set1_ps(W::kShift)), sx, acc[r][t]);
@@ -244,10 +250,14 @@ struct K45Kernel {
         const float dx = a[t].d[sb];
         const __m512 s32 = _mm512_zextps256_ps512(_mm256_loadu_ps(a[t].s32 + sb * 8));
         for (int r = 0; r < NR; ++r) {
-          __m512i isum = _mm512_setzero_si512();
-          for (int g = 0; g < 4; ++g)
-            isum =
-                _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(codes[r][g], av[g]), scales[r][g]);
+          // Two independent chains (integer sums: the order does not change the result).
+          __m512i isum0 = _mm512_setzero_si512(), isum1 = _mm512_setzero_si512();
+          for (int g = 0; g < 4; g += 2) {
+            isum0 = _mm512_dpwssd_epi32(isum0, _mm512_maddubs_epi16(codes[r][g], av[g]), scales[r][g]);
+            isum1 = _mm512_dpwssd_epi32(isum1, _mm512_maddubs_epi16(codes[r][g + 1], av[g + 1]),
+                                        scales[r][g + 1]);
+          }
+          const __m512i isum = _mm512_add_epi32(isum0, isum1);
           acc[r][t] =
               _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(d[r] * dx), acc[r][t]);
           acc[r][t] = _mm512_fnmadd_ps(mins[r], s32, acc[r][t]);
