@@ -9,8 +9,9 @@ namespace duet::cpu {
 namespace {
 
 // Query rows (token × head of a KV group) per task: enough to amortize converting each
-// chunk of keys and values, few enough that a prompt still makes many tasks.
-constexpr int64_t kRowsPerTask = 32;
+// chunk of keys and values (every task converts the chunks it reads), few enough that a
+// prompt still makes many tasks.
+constexpr int64_t kRowsPerTask = 64;
 
 int64_t group_of(const PagedAttentionArgs& a) { return a.n_head / a.n_head_kv; }
 

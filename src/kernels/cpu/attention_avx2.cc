@@ -104,6 +104,16 @@ void attn_accumulate(const float* p, int64_t nq, const float* v, int64_t dim, co
     float* a = acc + i * dim;
     const __m256 c = _mm256_set1_ps(corr[i]);
     int64_t d = 0;
+    for (; d + 64 <= dim; d += 64) {  // eight vectors: eight independent FMA chains
+      __m256 acc8[8];
+      for (int k = 0; k < 8; ++k) acc8[k] = _mm256_mul_ps(_mm256_loadu_ps(a + d + 8 * k), c);
+      for (int j = 0; j < kAttnKeys; ++j) {
+        const __m256 b = _mm256_broadcast_ss(pi + j);
+        const float* vj = v + j * dim + d;
+        for (int k = 0; k < 8; ++k) acc8[k] = _mm256_fmadd_ps(b, _mm256_loadu_ps(vj + 8 * k), acc8[k]);
+      }
+      for (int k = 0; k < 8; ++k) _mm256_storeu_ps(a + d + 8 * k, acc8[k]);
+    }
     for (; d + 32 <= dim; d += 32) {  // four vectors of the row at a time
       __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(a + d), c);
       __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps(a + d + 8), c);
