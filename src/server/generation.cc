@@ -269,9 +269,6 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
     res.body = ollama_lifecycle_response(fc, request.unload);
     return ex->respond(std::move(res));
   }
-  if (!request.response_format.empty())
-    ctx.log.warn(ex->request_id(), "response_format " + request.response_format +
-                                       " is accepted but not enforced (no constrained decoding)");
 
   auto prepared = prepare_request(request, ctx.host.prompt_context());
   if (!prepared) return respond_error(*ex, 400, prepared.message());
