@@ -301,6 +301,8 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
   auto handle = ctx.host.engine().submit(prepared->gen);
   if (!handle) {
     ctx.active_generations.fetch_sub(1);
+    // Past the draining check but too late for the engine: the server is stopping.
+    if (ctx.draining.load()) return respond_error(*ex, 503, "the server is shutting down");
     return respond_error(*ex, 400, handle.message());
   }
   ctx.log.info(ex->request_id(), "generating: prompt " +
