@@ -42,7 +42,8 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
                   "seconds a client may take to send one request (default 30)");
   cmd->add_option("--max-connections", o->max_connections, "open connections (default 512)");
   cmd->add_option("--sse-keepalive-ms", o->sse_keepalive_ms,
-                  "keep-alive comment interval while a prompt prefills, ms (default 5000; 0 off)");
+                  "keep-alive interval while a prompt prefills, ms (SSE comment; empty Ollama line)\n"
+                  "(default 5000; 0 off)");
   cmd->add_flag("--ref-backend", o->ref_backend, "use the scalar reference kernels (debugging)");
   cmd->footer(
       "Reasoning modes, per request (first present wins): chat_template_kwargs.enable_thinking;\n"
