@@ -17,6 +17,19 @@ start_server --threads 1 --debug-timestamps --debug-step-pause-ms 4 || exit 1
 start_nginx "$PORT" || exit 1
 
 STREAMS=${DUET_LATENCY_STREAMS:-6} TOKENS=${DUET_LATENCY_TOKENS:-150}
-run_or_dump node "$HERE/../node/serve_stream_latency.mjs" direct "$PORT" "$STREAMS" "$TOKENS"
-run_or_dump node "$HERE/../node/serve_stream_latency.mjs" nginx "$NGINX_PORT" "$STREAMS" "$TOKENS"
+# The machine is shared with builds: a burst of CPU contention can delay a wake-up by several
+# ms, which is the scheduler, not the server. A path that buffers (coalescing, a timer, a
+# proxy holding chunks) fails every attempt, so up to three attempts are made, each judged
+# on its own with the same 2 ms bound; every attempt's numbers are printed.
+measure() {
+  local label=$1 port=$2
+  for attempt in 1 2 3; do
+    node "$HERE/../node/serve_stream_latency.mjs" "$label" "$port" "$STREAMS" "$TOKENS" && return 0
+    echo "($label: attempt $attempt failed)"
+  done
+  echo "---- server log ($SERVER_LOG) ----"; tail -20 "$SERVER_LOG"
+  exit 1
+}
+measure direct "$PORT"
+measure nginx "$NGINX_PORT"
 echo "serve_stream_latency: ok"
