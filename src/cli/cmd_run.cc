@@ -178,7 +178,7 @@ int run_chat(const RunOptions& o) {
 
 }  // namespace
 
-void add_run_command(CLI::App& app, Action* run) {
+void add_run_command(CLI::App& app, Action* run, std::function<void(ServeOptions&)> adjust) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run", "chat with a model in the terminal: one PROMPT, or a conversation read from stdin");
@@ -202,7 +202,10 @@ void add_run_command(CLI::App& app, Action* run) {
       "quits. Ctrl-C stops the reply being written. Reasoning is dimmed on a terminal and set\n"
       "between [thinking] and [/thinking] lines otherwise; each reply's token count and\n"
       "tokens/s go to stderr. /think and /no_think in a prompt switch the mode for that turn.");
-  cmd->callback([run, o] { *run = [o] { return run_chat(*o); }; });
+  cmd->callback([run, o, adjust] {
+    if (adjust) adjust(o->model);
+    *run = [o] { return run_chat(*o); };
+  });
 }
 
 }  // namespace duet::cli

@@ -26,6 +26,27 @@ grep -q ' thinking mode' "$T/think.err" || fail "--think on did not run thinking
 [ "$(grep -c '^\[thinking\]$' "$T/think.out")" -eq "$(grep -c '^\[/thinking\]$' "$T/think.out")" ] ||
   fail "reasoning markers unbalanced"
 
+# Reasoning shown apart, with duet_scripted (the test build's duet whose model writes a
+# scripted reply when the prompt holds its key): between markers when piped, dimmed with
+# ANSI on a terminal (script(1) gives it one).
+SCRIPTED="$(dirname "$DUET")/duet_scripted"
+[ -x "$SCRIPTED" ] || fail "$SCRIPTED not built (a test target beside duet)"
+printf '%s' '{"REASON_KEY": "<think>\nsteps of thought\n</think>\n\nthe answer"}' >"$T/script.json"
+"$SCRIPTED" --script "$T/script.json" run "REASON_KEY please" --think on -t 1 >"$T/reason.out" 2>"$T/reason.err" ||
+  fail "scripted reasoning exit status"
+[ "$(cat "$T/reason.out")" = $'[thinking]\nsteps of thought\n[/thinking]\nthe answer' ] ||
+  fail "reasoning not set apart from the answer: $(od -c "$T/reason.out" | head -5)"
+grep -q ' thinking mode, stop\]$' "$T/reason.err" || fail "scripted reply: stats line"
+# The demo's byte vocabulary: <think> + 18 bytes + </think> + 12 bytes, then <|im_end|>.
+grep -q '^\[33 tokens, ' "$T/reason.err" || fail "scripted reply: expected 33 tokens: $(cat "$T/reason.err")"
+if command -v script >/dev/null; then
+  script -qec "'$SCRIPTED' --script '$T/script.json' run 'REASON_KEY please' --think on -t 1 2>/dev/null" /dev/null >"$T/tty.out" ||
+    fail "scripted reply on a terminal: exit status"
+  grep -q $'\x1b\[2msteps of thought' "$T/tty.out" || fail "reasoning not dimmed on a terminal: $(od -c "$T/tty.out" | head -5)"
+  grep -q '\[thinking\]' "$T/tty.out" && fail "markers on a terminal (dimming expected instead)"
+  grep -q 'the answer' "$T/tty.out" || fail "no answer on the terminal"
+fi
+
 # A conversation on stdin: blank lines skipped, /exit ends it (what follows is not read).
 printf 'hello\n\n   \nsecond question\n/exit\nnever answered\n' |
   "$DUET" run --think off -n 6 -t 1 >"$T/repl.out" 2>"$T/repl.err" || fail "stdin conversation exit status"

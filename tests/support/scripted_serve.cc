@@ -1,7 +1,7 @@
-// duet_scripted: `duet serve` with a scripted token source, built with the tests only (never
-// part of the duet binary). A random model cannot write a tool call, so the black-box tool
-// tests give this binary a script:
-//   duet_scripted --script FILE serve [the serve flags...]
+// duet_scripted: `duet serve` and `duet run` with a scripted token source, built with the
+// tests only (never part of the duet binary). A random model cannot write a tool call or
+// open a think block on cue, so the black-box tests give this binary a script:
+//   duet_scripted --script FILE serve|run [that command's flags...]
 // FILE is a JSON object {"KEY": "REPLY", ...}. When a request's prompt contains KEY's tokens,
 // the engine's logits are rewritten so that the model writes REPLY's tokens (special tokens
 // such as <think> and <tool_call> included), then <|im_end|>. Everything else is production
@@ -68,11 +68,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   nlohmann::json scripts;
   duet::cli::Action run;
-  duet::cli::add_serve_command(app, &run, [&](duet::ServeOptions& o) {
+  auto script = [&](duet::ServeOptions& o) {
     o.test_logits_override = [&scripts](const duet::Tokenizer& tok) {
       return make_override(scripts, tok);
     };
-  });
+  };
+  duet::cli::add_serve_command(app, &run, script);
+  duet::cli::add_run_command(app, &run, script);
   CLI11_PARSE(app, argc, argv);
   std::ifstream in(script_path);
   std::stringstream text;
