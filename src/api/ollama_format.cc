@@ -62,6 +62,12 @@ class OllamaFormatter : public ResponseFormatter {
     return line(j);
   }
 
+  std::string stream_keepalive() override {
+    ordered_json j = object("", "", {});
+    j["done"] = false;
+    return line(j);
+  }
+
   std::string stream_error(const std::string& message) override {
     return line(ordered_json{{"error", message}});
   }

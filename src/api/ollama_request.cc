@@ -113,14 +113,13 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
     r.unload = seconds == 0;
   }
   if (const Json* f = find_field(body, "format")) {
-    if (f->is_string()) {
-      const std::string& s = f->get_ref<const std::string&>();
-      if (!s.empty() && s != "json")
-        return field_error("format", "\"json\" or a JSON schema object");
-      if (!s.empty()) r.response_format = "json_object";
-    } else if (f->is_object()) {
-      r.response_format = "json_schema";
-    } else {
+    // duet has no constrained decoding, so it cannot promise JSON: refused, not ignored.
+    // ("" and null are what clients send for "no format".)
+    const bool none = f->is_null() || (f->is_string() && f->get_ref<const std::string&>().empty());
+    if (!none) {
+      if ((f->is_string() && f->get_ref<const std::string&>() == "json") || f->is_object())
+        return Status::error(
+            "format (JSON output) is not supported: duet has no constrained decoding");
       return field_error("format", "\"json\" or a JSON schema object");
     }
   }

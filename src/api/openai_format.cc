@@ -138,6 +138,8 @@ class OpenAIFormatter : public ResponseFormatter {
     return out;
   }
 
+  std::string stream_keepalive() override { return ": keep-alive\n\n"; }
+
   std::string stream_error(const std::string& message) override {
     ordered_json e = {{"error", {{"message", message}, {"type", "server_error"}, {"code", 500}}}};
     return sse(e) + "data: [DONE]\n\n";

@@ -57,8 +57,9 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
     DUET_ASSIGN(usage, get_bool(*so, "include_usage"));
     r.include_usage = usage.value_or(false);
   }
-  DUET_ASSIGN(n, get_int(body, "n", 1, 1));
-  (void)n;
+  DUET_ASSIGN(n, get_int(body, "n", 1, kI64Max));
+  if (n && *n > 1)
+    return Status::error("n > 1 is not supported: duet returns one choice per request");
   DUET_ASSIGN(best_of, get_int(body, "best_of", 1, 1));
   (void)best_of;
 
@@ -113,7 +114,11 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
     DUET_ASSIGN(type, get_string(*rf, "type"));
     if (!type || (*type != "text" && *type != "json_object" && *type != "json_schema"))
       return field_error("response_format.type", "\"text\", \"json_object\" or \"json_schema\"");
-    if (*type != "text") r.response_format = *type;
+    // Without constrained decoding duet cannot promise JSON; saying so beats a reply that
+    // silently breaks the client's parser.
+    if (*type != "text")
+      return Status::error("response_format \"" + *type +
+                           "\" is not supported (duet has no constrained decoding); use \"text\"");
   }
   if (const Json* kw = find_field(body, "chat_template_kwargs")) {
     if (!kw->is_object()) return field_error("chat_template_kwargs", "an object");
@@ -146,13 +151,21 @@ Result<ApiRequest> parse_openai_chat(const Json& body, const RequestLimits& limi
       const std::string& c = tc->get_ref<const std::string&>();
       if (c != "none" && c != "auto" && c != "required")
         return field_error("tool_choice", "\"none\", \"auto\", \"required\" or a function");
+      // A call cannot be forced without constrained decoding: refused, not ignored.
+      if (c == "required")
+        return Status::error(
+            "tool_choice \"required\" is not supported (duet cannot force a call); use \"auto\"");
       // "none": the model is not shown the tools and nothing is parsed as a call.
       if (c == "none") {
         r.tools = nullptr;
         r.parse_tool_calls = false;
       }
-    } else if (!tc->is_object()) {
-      return field_error("tool_choice", "\"none\", \"auto\", \"required\" or a function");
+    } else if (tc->is_object()) {
+      return Status::error(
+          "tool_choice naming a function is not supported (duet cannot force a call); use "
+          "\"auto\"");
+    } else {
+      return field_error("tool_choice", "\"none\" or \"auto\"");
     }
   }
   DUET_ASSIGN(parallel, get_bool(body, "parallel_tool_calls"));

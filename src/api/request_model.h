@@ -59,7 +59,6 @@ struct ApiRequest {
   bool skip_special_tokens = true;
   ReasoningOutput reasoning = ReasoningOutput::kSeparate;
   bool parse_tool_calls = true;  // false with tool_choice "none" or without tools
-  std::string response_format;   // "", "json_object", "json_schema" (not enforced; logged)
   int completion_logprobs = -1;  // OpenAI completions' integer logprobs (-1: off)
 
   // Ollama lifecycle requests: no prompt at all loads the model ("load"), or with

@@ -55,6 +55,10 @@ class ResponseFormatter {
   virtual std::string stream_end(const FinishInfo& finish) = 0;
   // An error after the stream began (the status line is already out).
   virtual std::string stream_error(const std::string& message) = 0;
+  // Bytes that keep an idle stream alive while a long prompt is processed, and that a
+  // client of the dialect reads as nothing: an SSE comment, or (NDJSON has no comments) an
+  // Ollama object with empty content and done:false, which clients append as "".
+  virtual std::string stream_keepalive() = 0;
 
   // Non-streaming: collect every delta, then one body.
   void accumulate(const OutputDelta& delta);

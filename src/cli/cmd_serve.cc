@@ -6,7 +6,7 @@
 
 namespace duet::cli {
 
-void add_serve_command(CLI::App& app, Action* run) {
+void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptions&)> adjust) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "serve a model over HTTP: OpenAI and Ollama APIs, /metrics, /health, /ready");
@@ -34,13 +34,16 @@ void add_serve_command(CLI::App& app, Action* run) {
                   "on SIGTERM/SIGINT, how long in-flight requests may take to finish (default 30)");
   cmd->add_flag("--debug-timestamps", o->debug_timestamps,
                 "add the server's emit times to every streamed chunk (latency tests)");
+  cmd->add_option("--debug-step-pause-ms", o->debug_step_pause_ms,
+                  "pause after every engine step, ms (paces generation for latency tests)");
   cmd->add_option("--rope-scale", o->rope_scale, "turn YaRN on with this factor (e.g. 4)");
   cmd->add_option("--max-body-kb", o->max_body_kb, "largest request body, KiB (default 8192)");
   cmd->add_option("--read-timeout", o->read_timeout_seconds,
                   "seconds a client may take to send one request (default 30)");
   cmd->add_option("--max-connections", o->max_connections, "open connections (default 512)");
   cmd->add_option("--sse-keepalive-ms", o->sse_keepalive_ms,
-                  "keep-alive comment interval while a prompt prefills, ms (default 5000; 0 off)");
+                  "keep-alive interval while a prompt prefills, ms (SSE comment; empty Ollama line)\n"
+                  "(default 5000; 0 off)");
   cmd->add_flag("--ref-backend", o->ref_backend, "use the scalar reference kernels (debugging)");
   cmd->footer(
       "Reasoning modes, per request (first present wins): chat_template_kwargs.enable_thinking;\n"
@@ -53,7 +56,10 @@ void add_serve_command(CLI::App& app, Action* run) {
       "\"reasoning_format\": \"raw\" keeps it inline as <think>...</think> in the content;\n"
       "\"include_reasoning\": false drops it. continue_final_message (OpenAI) or a final assistant\n"
       "message (Ollama) continues that message (a prefill).");
-  cmd->callback([run, o] { *run = [o] { return run_serve(*o); }; });
+  cmd->callback([run, o, adjust] {
+    if (adjust) adjust(*o);
+    *run = [o] { return run_serve(*o); };
+  });
 }
 
 }  // namespace duet::cli

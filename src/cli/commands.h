@@ -5,6 +5,10 @@
 
 #include <functional>
 
+namespace duet {
+struct ServeOptions;
+}
+
 namespace duet::cli {
 
 // Sets `*run` to the subcommand's action when the subcommand is chosen.
@@ -12,7 +16,10 @@ using Action = std::function<int()>;
 void add_logits_command(CLI::App& app, Action* run);
 void add_info_command(CLI::App& app, Action* run);
 void add_forge_command(CLI::App& app, Action* run);
-void add_serve_command(CLI::App& app, Action* run);
+// `adjust` edits the options after parsing (a test binary sets what is not a flag).
+void add_serve_command(CLI::App& app, Action* run,
+                       std::function<void(ServeOptions&)> adjust = {});
+void add_run_command(CLI::App& app, Action* run, std::function<void(ServeOptions&)> adjust = {});
 void add_tokenize_command(CLI::App& app, Action* run);
 void add_render_command(CLI::App& app, Action* run);
 void add_bench_command(CLI::App& app, Action* run);

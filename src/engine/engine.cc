@@ -38,9 +38,29 @@ Result<std::unique_ptr<Engine>> Engine::create(Qwen3Model& model, const EngineCo
   return e;
 }
 
-Engine::~Engine() {
+Engine::~Engine() { shutdown(); }
+
+void Engine::shutdown() {
   stop();
-  for (auto& l : live_) finish(*l, FinishReason::kCancelled);
+  // Requests still in the inbox were never seen by the scheduler; they get a final event
+  // too, or their consumers would wait for one forever (and keep their state alive).
+  std::vector<std::unique_ptr<Live>> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    fresh.swap(inbox_);
+  }
+  for (auto& l : fresh) {
+    scheduler_->add(&l->seq);
+    live_.push_back(std::move(l));
+  }
+  for (auto& l : live_)
+    if (l->seq.state != SequenceState::kFinished) finish(*l, FinishReason::kCancelled);
+  live_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.running = 0;
+  stats_.waiting = 0;
+  stats_.kv = blocks_->stats();
 }
 
 int64_t Engine::max_sequence_tokens() const {
@@ -80,6 +100,7 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerateRequest req) {
   std::shared_ptr<RequestHandle> handle = live->handle;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return Status::error("the engine is shut down");
     handle->id_ = live->seq.id = next_id_++;
     handle->stats_.prompt_tokens = n_prompt;
     handle->stats_.submitted = Clock::now();
@@ -103,7 +124,13 @@ void Engine::start() {
   stop_ = false;
   thread_ = std::thread([this] {
     while (!stop_.load()) {
-      if (step()) continue;
+      if (step()) {
+        if (config_.step_pause.count() > 0) {
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait_for(lock, config_.step_pause, [&] { return stop_.load(); });
+        }
+        continue;
+      }
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return wake_flag_ || stop_.load(); });
       wake_flag_ = false;
@@ -284,6 +311,7 @@ bool Engine::step() {
         TokenHistory hist{std::span<const int32_t>(l->seq.tokens.data(), static_cast<size_t>(l->seq.n_prompt)),
                           std::span<const int32_t>(l->seq.tokens.data() + l->seq.n_prompt,
                                                    l->seq.tokens.size() - static_cast<size_t>(l->seq.n_prompt))};
+        if (config_.logits_override) config_.logits_override(hist.prompt, hist.generated, lg);
         const SampleResult r = l->sampler->sample(lg, hist);
         FinishReason f = after_sample(*l, r);
         if (f == FinishReason::kNone && static_cast<int64_t>(l->seq.tokens.size()) >= max_sequence_tokens())

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -20,6 +23,13 @@
 
 namespace duet {
 
+// Rewrites one sequence's logits before sampling, given its prompt and what it generated so
+// far. duet itself never sets one: a test binary does (tests/support/scripted_serve.cc), to
+// make a random model write a chosen reply (a tool call) through the production path.
+using LogitsOverride = std::function<void(std::span<const int32_t> prompt,
+                                          std::span<const int32_t> generated,
+                                          std::span<float> logits)>;
+
 struct EngineConfig {
   int64_t kv_blocks = 0;             // 0: from kv_budget_bytes
   size_t kv_budget_bytes = size_t{1} << 30;
@@ -29,6 +39,11 @@ struct EngineConfig {
   std::vector<int32_t> end_token_ids;  // e.g. <|im_end|> 151645 and <|endoftext|> 151643
   int32_t think_open_id = -1;          // <think>
   int32_t think_close_id = -1;         // </think>
+  // The engine thread waits this long after every step that did work (0: never). Latency
+  // tests pace generation with it, so that the stream path (engine → writer → socket →
+  // client) is measured on its own instead of behind a compute thread that holds a core.
+  std::chrono::microseconds step_pause{0};
+  LogitsOverride logits_override;  // tests only; empty in duet
 };
 
 struct EngineStats {
@@ -51,6 +66,10 @@ class Engine {
 
   void start();  // runs step() on the engine thread until stop()
   void stop();
+  // Stops the thread and ends every request it holds, queued ones included, with a final
+  // kCancelled event; later submits are refused. The engine object stays valid (stats(),
+  // a refused submit()), so threads that still hold a reference may call it meanwhile.
+  void shutdown();
   // One engine iteration on the calling thread (tests, or when no thread was started).
   // Returns false when there was nothing to do.
   bool step();
@@ -79,6 +98,7 @@ class Engine {
   bool wake_flag_ = false;
   EngineStats stats_;
   std::atomic<bool> stop_{false};
+  bool closed_ = false;  // after shutdown(): submit() refuses (guarded by mu_)
   std::thread thread_;
   int64_t next_id_ = 1;
 };

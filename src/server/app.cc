@@ -132,6 +132,18 @@ int run_serve(const ServeOptions& options) {
       while (ctx.active_generations.load() > 0 && std::chrono::steady_clock::now() < grace)
         life.cv.wait_for(lock, std::chrono::milliseconds(20));
     }
+  }
+  if (host.loaded()) {
+    // Whatever is still in the engine (a request whose step outlasted the grace, one that
+    // slipped in as the drain began) gets its final event now, while the I/O threads still
+    // run: its writer ends the response and lets go of the request's objects. Ended after
+    // the I/O threads stopped, those events would wait on stopped strands and the objects
+    // would never be freed.
+    host.stop_engine();
+    std::unique_lock<std::mutex> lock(life.mu);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (ctx.active_generations.load() > 0 && std::chrono::steady_clock::now() < deadline)
+      life.cv.wait_for(lock, std::chrono::milliseconds(5));
     // Let the last bytes of finished streams reach their sockets before closing them.
     const auto flush_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (server.writes_in_flight() > 0 && std::chrono::steady_clock::now() < flush_deadline)

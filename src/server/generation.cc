@@ -61,8 +61,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
                                          {"X-Duet-Thinking-Mode", mode_header()}};
       ex_->begin_stream(200, formatter_->stream_content_type(), std::move(headers));
       send(formatter_->stream_start());
-      if (request_.dialect == Dialect::kOpenAI && ctx_.options.sse_keepalive_ms > 0)
-        arm_keepalive();
+      if (ctx_.options.sse_keepalive_ms > 0) arm_keepalive();
     }
     // Events pushed before on_event was set would otherwise wait for the next one.
     schedule_drain();
@@ -84,14 +83,14 @@ class Generation : public std::enable_shared_from_this<Generation> {
     if (!bytes.empty()) ex_->send(std::move(bytes));
   }
 
-  // A comment line keeps proxies and clients from timing out while a long prompt is
-  // prefilling; it stops with the first token.
+  // While a long prompt is prefilling, a keep-alive (an SSE comment; an empty Ollama line)
+  // keeps proxies and clients from timing out; it stops with the first token.
   void arm_keepalive() {
     std::weak_ptr<Generation> weak = self_;
     ex_->after(std::chrono::milliseconds(ctx_.options.sse_keepalive_ms), [weak] {
       auto g = weak.lock();
       if (!g || g->done_ || g->saw_token_) return;
-      g->send(": keep-alive\n\n");
+      g->send(g->formatter_->stream_keepalive());
       g->arm_keepalive();
     });
   }
@@ -269,9 +268,6 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
     res.body = ollama_lifecycle_response(fc, request.unload);
     return ex->respond(std::move(res));
   }
-  if (!request.response_format.empty())
-    ctx.log.warn(ex->request_id(), "response_format " + request.response_format +
-                                       " is accepted but not enforced (no constrained decoding)");
 
   auto prepared = prepare_request(request, ctx.host.prompt_context());
   if (!prepared) return respond_error(*ex, 400, prepared.message());
@@ -304,6 +300,8 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
   auto handle = ctx.host.engine().submit(prepared->gen);
   if (!handle) {
     ctx.active_generations.fetch_sub(1);
+    // Past the draining check but too late for the engine: the server is stopping.
+    if (ctx.draining.load()) return respond_error(*ex, 503, "the server is shutting down");
     return respond_error(*ex, 400, handle.message());
   }
   ctx.log.info(ex->request_id(), "generating: prompt " +

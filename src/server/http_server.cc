@@ -4,6 +4,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/strand.hpp>
+#include <condition_variable>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -49,6 +50,16 @@ struct HttpServer::Impl {
             if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
             shared.log.warn("-", "accept failed: " + ec.message());
           } else {
+            {
+              // Accepted while stop() closes every session: it would not be in the list it
+              // closes, and its read would keep the I/O threads busy.
+              std::lock_guard<std::mutex> lock(sessions_mu);
+              if (stopping) {
+                boost::system::error_code ignored;
+                socket.close(ignored);
+                return;
+              }
+            }
             const bool over = shared.connections.load() >= shared.options.max_connections;
             auto session = std::make_shared<Session>(std::move(socket), shared);
             {
@@ -79,6 +90,11 @@ struct HttpServer::Impl {
   std::vector<std::thread> threads;
   std::mutex sessions_mu;
   std::vector<std::weak_ptr<Session>> sessions;
+  bool stopping = false;  // guarded by sessions_mu
+  // I/O threads that returned from run() (stop() waits for all of them).
+  std::mutex exit_mu;
+  std::condition_variable exit_cv;
+  int threads_exited = 0;
   uint16_t bound_port = 0;
   bool stopped = false;
 };
@@ -107,7 +123,13 @@ Status HttpServer::start() {
   m.accept();
   m.wait_signal();
   const int n = std::max(1, m.shared.options.io_threads);
-  for (int i = 0; i < n; ++i) m.threads.emplace_back([&m] { m.ioc.run(); });
+  for (int i = 0; i < n; ++i)
+    m.threads.emplace_back([&m] {
+      m.ioc.run();
+      std::lock_guard<std::mutex> lock(m.exit_mu);
+      m.threads_exited++;
+      m.exit_cv.notify_all();
+    });
   return Status::ok();
 }
 
@@ -121,10 +143,16 @@ void HttpServer::on_signal(std::function<void(int)> fn) {
 int HttpServer::open_connections() const { return impl_->shared.connections.load(); }
 int HttpServer::writes_in_flight() const { return impl_->shared.writes_in_flight.load(); }
 
+// Closes the listener and every connection, then lets the I/O threads run until nothing is
+// left to do: every completion and posted handler runs (a request's last event, a session's
+// close), so every object a handler holds is released before the threads end. Calling
+// io_context::stop() at once instead would drop handlers that were queued, and with them the
+// only code that breaks a request's ownership cycle (session <-> exchange <-> generation).
 void HttpServer::stop() {
   Impl& m = *impl_;
   if (m.stopped) return;
   m.stopped = true;
+  if (m.threads.empty()) return;  // never started
   net::post(m.acceptor.get_executor(), [&m] {
     boost::system::error_code ignored;
     m.acceptor.close(ignored);
@@ -132,13 +160,30 @@ void HttpServer::stop() {
   });
   {
     std::lock_guard<std::mutex> lock(m.sessions_mu);
+    m.stopping = true;
     for (auto& w : m.sessions)
       if (auto s = w.lock()) s->shutdown_from_server();
   }
-  m.ioc.stop();
+  const int n = static_cast<int>(m.threads.size());
+  bool ran_out = false;
+  {
+    std::unique_lock<std::mutex> lock(m.exit_mu);
+    ran_out =
+        m.exit_cv.wait_for(lock, std::chrono::seconds(5), [&] { return m.threads_exited == n; });
+  }
+  if (!ran_out) {
+    // Something still waits (it should not: sockets are closed, timers cancelled). Stop the
+    // threads, then run what was queued on this thread so that it is released all the same.
+    m.shared.log.warn("-", "I/O work still pending at shutdown; stopping it");
+    m.ioc.stop();
+  }
   for (auto& t : m.threads)
     if (t.joinable()) t.join();
   m.threads.clear();
+  if (!ran_out) {
+    m.ioc.restart();
+    m.ioc.poll();
+  }
 }
 
 }  // namespace duet

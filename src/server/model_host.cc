@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -64,9 +65,13 @@ ModelHost::ModelHost(const ServeOptions& options, Logger& log) : options_(option
 
 ModelHost::~ModelHost() { shutdown(); }
 
+void ModelHost::stop_engine() {
+  if (engine_) engine_->shutdown();
+}
+
 // Ends every live request (the engine pushes their final events, which only post to the
-// connections' strands), then joins the engine thread. Call while the I/O context those
-// posts go to still exists (stopped is fine).
+// connections' strands), then joins the engine thread. run_serve calls stop_engine() first,
+// while the I/O threads still run; this is what is left once they have stopped.
 void ModelHost::shutdown() {
   loaded_.store(false, std::memory_order_release);
   engine_.reset();
@@ -177,6 +182,10 @@ Status ModelHost::load_file(const std::string& path) {
   ec.end_token_ids = end_tokens();
   ec.think_open_id = special_.think_open;
   ec.think_close_id = special_.think_close;
+  ec.step_pause = std::chrono::microseconds(
+      static_cast<int64_t>(std::clamp(options_.debug_step_pause_ms, 0.0, 10000.0) * 1000));
+  if (options_.test_logits_override)
+    ec.logits_override = options_.test_logits_override(*tokenizer_);
   auto engine = Engine::create(*model_, ec);
   if (!engine) return engine.status().with_context("starting the engine");
   engine_ = std::move(engine.value());

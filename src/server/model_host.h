@@ -52,6 +52,11 @@ class ModelHost {
   // Loads (or forges) the model, starts the engine. Blocking; call once.
   Status load();
   bool loaded() const { return loaded_.load(std::memory_order_acquire); }
+  // Stops the engine thread and ends every request it holds (queued ones too) with a final
+  // cancelled event; later submits are refused. The engine object stays, so a route that
+  // still calls engine() meanwhile is safe. Call while the I/O threads run, so that those
+  // final events reach their writers and every request's objects are released.
+  void stop_engine();
   // Stops and destroys the engine (every live request ends as cancelled). Afterwards only
   // info() is valid.
   void shutdown();

@@ -3,10 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "engine/engine.h"
+
 namespace duet {
+
+class Tokenizer;
 
 struct ServeOptions {
   std::string model_path;  // empty: the built-in demo model (random weights)
@@ -22,14 +27,18 @@ struct ServeOptions {
   int threads = 0;           // compute threads; 0: all cores
   int http_threads = 2;      // I/O threads
   std::vector<std::string> cors_origins;
-  double drain_seconds = 30;      // on SIGTERM: how long in-flight requests may take to finish
-  bool debug_timestamps = false;  // add the server's emit time to every streamed chunk
-  double rope_scale = 0;          // > 0: YaRN with this factor
+  double drain_seconds = 30;       // on SIGTERM: how long in-flight requests may take to finish
+  bool debug_timestamps = false;   // add the server's emit time to every streamed chunk
+  double debug_step_pause_ms = 0;  // pause after each engine step (paces latency tests)
+  double rope_scale = 0;           // > 0: YaRN with this factor
   int64_t max_body_kb = 8192;
   double read_timeout_seconds = 30;
   int max_connections = 512;
-  int sse_keepalive_ms = 5000;  // ": keep-alive" comments while a prompt is prefilling
+  int sse_keepalive_ms = 5000;  // keep-alives (SSE comment, empty Ollama line) while prefilling
   bool ref_backend = false;     // the scalar reference backend (debugging)
+  // Not a flag: only a test binary sets it (tests/support/scripted_serve.cc), to script the
+  // model's output; it is built once the tokenizer is loaded.
+  std::function<LogitsOverride(const Tokenizer&)> test_logits_override;
 };
 
 }  // namespace duet

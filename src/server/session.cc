@@ -83,6 +83,7 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
       session_->enqueue(std::move(head));
     }
     log_done(res.status);
+    cancel_timers();
     session_->exchange_ended();
   }
 
@@ -114,6 +115,7 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
     ended_ = true;
     if (!session_->broken_ && chunked_) session_->enqueue("0\r\n\r\n");
     log_done(status_);
+    cancel_timers();
     session_->exchange_ended();
   }
 
@@ -133,6 +135,9 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
 
   void after(std::chrono::milliseconds delay, std::function<void()> fn) override {
     auto timer = std::make_shared<net::steady_timer>(executor_, delay);
+    if (ended_ || session_->broken_) return;
+    std::erase_if(timers_, [](const std::weak_ptr<net::steady_timer>& w) { return w.expired(); });
+    timers_.push_back(timer);
     timer->async_wait([self = shared_from_this(), timer, fn = std::move(fn)](beast::error_code ec) {
       if (!ec && !self->ended_) fn();
     });
@@ -140,6 +145,7 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
 
   // From the session, on the strand.
   void notify_gone() {
+    cancel_timers();
     if (ended_) return;
     if (auto fn = std::move(gone_)) fn();
     gone_ = nullptr;
@@ -147,6 +153,14 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
   bool ended() const { return ended_; }
 
  private:
+  // A pending timer holds this exchange (and its session) and keeps the I/O threads busy
+  // until it fires; once the exchange is over it has nothing left to do.
+  void cancel_timers() {
+    for (auto& w : timers_)
+      if (auto t = w.lock()) t->cancel();
+    timers_.clear();
+  }
+
   void append_common_headers(std::string& head, const std::vector<HttpHeader>& extra, bool close) {
     head += "X-Request-Id: " + header_safe(request_id_) + "\r\n";
     for (const HttpHeader& h : defaults_)
@@ -181,6 +195,7 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
   int status_ = 200;
   std::function<void()> gone_;
   std::vector<HttpHeader> defaults_;
+  std::vector<std::weak_ptr<net::steady_timer>> timers_;  // from after(), still pending
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
@@ -443,6 +458,7 @@ void Session::maybe_next() {
 void Session::linger_close() {
   if (broken_ || lingering_) return;
   lingering_ = true;
+  current_.reset();  // answered (maybe_next checked): the exchange is done with
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
   stream_.expires_after(std::chrono::seconds(2));

@@ -76,6 +76,14 @@ const rows = [
   ['reasoning_effort "extreme"', 'POST', CHAT, chat({ reasoning_effort: 'extreme' }), 400],
   ['chat_template_kwargs 5', 'POST', CHAT, chat({ chat_template_kwargs: 5 }), 400],
   ['thinking_token_budget -3', 'POST', CHAT, chat({ thinking_token_budget: -3 }), 400],
+  // Constraints duet cannot enforce (no constrained decoding): refused, never ignored.
+  ['n 2', 'POST', CHAT, chat({ n: 2 }), 400],
+  ['response_format json_object', 'POST', CHAT, chat({ response_format: { type: 'json_object' } }), 400],
+  ['response_format json_schema', 'POST', CHAT, chat({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } } }), 400],
+  ['tool_choice required', 'POST', CHAT, chat({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 'required' }), 400],
+  ['tool_choice a named function', 'POST', CHAT, chat({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'f' } } }), 400],
+  ['ollama: format json', 'POST', '/api/chat', ochat({ format: 'json' }), 400],
+  ['ollama: format schema', 'POST', '/api/generate', JSON.stringify({ prompt: 'x', format: { type: 'object' } }), 400],
   // Routes and models.
   ['unknown model', 'POST', CHAT, chat({ model: 'gpt-17' }), 404],
   ['ollama: unknown model', 'POST', '/api/chat', JSON.stringify({ model: 'llama9', messages: user('x') }), 404],
@@ -117,6 +125,11 @@ for (const [name, method, path, body, expected, headers = {}] of rows) {
     check(j.error && typeof j.error.message === 'string' && j.error.message.length > 0 &&
           typeof j.error.type === 'string' && j.error.code === expected,
           `${name}: OpenAI error body {"error":{message,type,code}}: ${r.body.slice(0, 120)}`);
+  }
+  // A constraint that cannot be enforced is named as unsupported, so the client knows why.
+  if (/^(n 2|response_format|tool_choice|ollama: format)/.test(name)) {
+    const msg = path.startsWith('/api/') ? j.error : j.error.message;
+    check(/not supported/.test(msg), `${name}: the message says it is not supported: ${msg}`);
   }
   // Messages never echo what was sent.
   if (typeof body === 'string' && body.length > 40) check(!r.body.includes(body.slice(0, 40)), `${name}: raw input echoed`);

@@ -4,6 +4,7 @@
 // (so a second request queues), --max-batch-tokens 32 (short steps) and
 // --sse-keepalive-ms 100 (comments while prefilling).
 import http from 'node:http';
+import { Ollama } from 'ollama';
 import { getMetrics, metric, check, checkEq, finish, sleep, request } from './lib/http_util.mjs';
 import { BAN_SPECIAL } from './lib/demo_model.mjs';
 
@@ -87,6 +88,27 @@ const longDecode = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 30
   const pms = await waitMetrics((m) => cancelled(m, 'prefill') === 1, 'prefill cancel counted');
   check(pms >= 0 && pms < 3000, `prefill cancel noticed (${pms} ms)`);
   await waitMetrics(idle, 'KV blocks back to idle after a prefill cancel');
+}
+
+// Ollama's NDJSON has no comments: its keep-alive is an object with empty content and
+// done:false, which the official client yields as an empty part (no warning, no error).
+{
+  const ollama = new Ollama({ host: `http://127.0.0.1:${port}` });
+  const warned = [];
+  const warn = console.warn;
+  console.warn = (...a) => warned.push(a.join(' '));
+  const stream = await ollama.chat({ model: 'slow', stream: true, options: { num_predict: 3000 },
+                                     messages: [{ role: 'user', content: 'dolor sit amet '.repeat(48) }] });
+  const first = (await stream[Symbol.asyncIterator]().next()).value;
+  console.warn = warn;
+  checkEq(first?.done, false, 'ollama keep-alive: done false');
+  checkEq(first?.message?.content, '', 'ollama keep-alive: empty content');
+  checkEq(first?.message?.role, 'assistant', 'ollama keep-alive: an assistant message');
+  checkEq(warned.length, 0, `ollama client parsed it without a warning (${warned.join('; ')})`);
+  await waitMetrics((m) => metric(m, 'vllm:num_requests_running') === 1, 'the Ollama prompt is being computed');
+  stream.abort();
+  await waitMetrics((m) => cancelled(m, 'prefill') === 2, 'Ollama prefill cancel counted');
+  await waitMetrics(idle, 'KV blocks back to idle after the Ollama prefill cancel');
 }
 
 // Non-streaming requests are cancelled too when their client leaves.

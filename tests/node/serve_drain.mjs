@@ -3,12 +3,67 @@
 // for it (mode "deadline"), ends cleanly with finish_reason "abort". The shell script checks
 // that the server then exits with status 0.
 import http from 'node:http';
+import net from 'node:net';
 import { request, check, checkEq, finish, sleep } from './lib/http_util.mjs';
 import { BAN_SPECIAL } from './lib/demo_model.mjs';
 
 const mode = process.argv[2];
 const pid = Number(process.env.DUET_PID);
+
+// "stalled": a client that stops reading in the middle of a big stream; the server's writes
+// to it cannot complete. At SIGTERM the server must still stop (status 0, checked by the
+// script, with LeakSanitizer on in the ASan build: the stalled exchange must be freed too).
+if (mode === 'stalled') {
+  const sock = net.connect(Number(process.env.DUET_PORT), '127.0.0.1');
+  let got = 0;
+  await new Promise((resolve) => sock.on('connect', resolve));
+  const body = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4000, stream: true,
+                                logprobs: true, top_logprobs: 20, logit_bias: BAN_SPECIAL, reasoning_effort: 'none' });
+  sock.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n` +
+             `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  await new Promise((resolve) => sock.once('data', (c) => { got += c.length; resolve(); }));
+  sock.pause();  // from here on nothing is read: the socket buffers fill up
+  await sleep(1000);
+  check(got > 0, 'the stream began');
+  process.kill(pid, 'SIGTERM');
+  // Keep the socket open (unread) until the server has gone.
+  for (let i = 0; i < 400; i++) {
+    try { process.kill(pid, 0); } catch { break; }
+    await sleep(25);
+  }
+  sock.destroy();
+  finish('serve_drain (stalled)');
+  process.exit(0);
+}
 const maxTokens = mode === 'finish' ? 120 : 3000;
+
+// "longstep": SIGTERM while one engine step computes a whole long prompt (--max-batch-tokens
+// above its length), with a drain window far shorter than that step. The request is still in
+// the engine when the drain and its grace are over; it must still end properly for the
+// client (finish_reason "abort", [DONE]) and be freed before exit (LeakSanitizer in the ASan
+// build, where this step takes seconds).
+if (mode === 'longstep') {
+  let text = '';
+  const ended = new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port: process.env.DUET_PORT, method: 'POST', agent: false,
+                               path: '/v1/chat/completions', headers: { 'content-type': 'application/json' } }, (res) => {
+      res.on('data', (c) => { text += c.toString('utf8'); });
+      res.on('end', () => resolve('end'));
+      res.on('error', () => resolve('error'));
+    });
+    req.on('error', () => resolve('error'));
+    req.end(JSON.stringify({ messages: [{ role: 'user', content: 'lorem ipsum '.repeat(40) }], max_tokens: 50,
+                             stream: true, logit_bias: BAN_SPECIAL, reasoning_effort: 'none' }));
+  });
+  for (let i = 0; i < 400 && !text.includes('"role":"assistant"'); i++) await sleep(10);
+  check(text.includes('"role":"assistant"'), 'the stream began (its prompt is being computed)');
+  process.kill(pid, 'SIGTERM');
+  checkEq(await ended, 'end', 'the stream ended cleanly');
+  check(text.includes('"finish_reason":"abort"'), 'ended as "abort"');
+  check(text.trimEnd().endsWith('data: [DONE]'), 'the stream ends with [DONE]');
+  finish('serve_drain (longstep)');
+  process.exit(0);
+}
 
 const events = [];
 let sawContent;

@@ -90,6 +90,11 @@ TEST(ApiRequest, OpenAIChatRejects) {
       R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})",
       R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "sometimes"})",
       R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "xml"}})",
+      // Unsupported constraints are refused rather than silently ignored.
+      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}})",
+      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": {}}}})",
+      R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "required"})",
+      R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "f"}}})",
       R"({"messages": [{"role": "user", "content": "x"}], "continue_final_message": true})",
       R"({"messages": [{"role": "user", "content": "x"}], "reasoning_format": "weird"})",
       R"({"messages": [{"role": "assistant", "content": "x", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]})",
@@ -118,7 +123,7 @@ TEST(ApiRequest, Ollama) {
       {"role": "assistant", "content": "", "thinking": "t", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]},
       {"role": "tool", "tool_name": "f", "content": "1"}],
       "options": {"temperature": 0.2, "num_predict": -1, "top_k": 5, "seed": -1, "stop": ["x"], "num_ctx": 4096},
-      "keep_alive": "1h30m", "format": "json"})"));
+      "keep_alive": "1h30m", "format": ""})"));
   ASSERT_TRUE(r.is_ok()) << r.message();
   EXPECT_TRUE(r->stream);  // Ollama's default
   EXPECT_FALSE(r->max_tokens.has_value());
@@ -127,7 +132,6 @@ TEST(ApiRequest, Ollama) {
   EXPECT_EQ(r->messages[1]["reasoning_content"], "t");
   EXPECT_EQ(r->messages[1]["tool_calls"][0]["function"]["arguments"]["a"], 1);
   EXPECT_EQ(r->messages[2]["name"], "f");
-  EXPECT_EQ(r->response_format, "json_object");
   EXPECT_FALSE(r->continue_final_message);
 
   auto load = parse_ollama_chat(body(R"({"model": "q", "keep_alive": 0})"));
@@ -142,6 +146,8 @@ TEST(ApiRequest, Ollama) {
   for (const char* b :
        {R"({"messages": [], "options": {"num_predict": 0}})", R"({"keep_alive": "5parsecs"})",
         R"({"format": "yaml"})", R"({"options": {"typical_p": 2}})", R"({"options": []})",
+        // JSON output cannot be enforced without constrained decoding: refused, not ignored.
+        R"({"format": "json"})", R"({"format": {"type": "object"}})",
         R"({"messages": [{"role": "user", "content": "x", "images": ["AAAA"]}]})"})
     EXPECT_FALSE(parse_ollama_chat(body(b)).is_ok()) << b;
 }

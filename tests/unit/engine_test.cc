@@ -208,6 +208,29 @@ TEST(EngineReasoningCount, ThinkOpensOnlyAsTheFirstToken) {
   EXPECT_EQ(reasoning_with_open(out[later]), 0);
 }
 
+// Shutdown ends every request with a final event, including one still in the inbox (never
+// seen by the scheduler): a consumer waiting for its last event must not wait forever.
+// Later submits are refused.
+TEST(EngineShutdown, EndsRunningAndQueuedRequests) {
+  auto model = load(forged_model_path());
+  const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
+  auto e = Engine::create(*model, small_config(64, 32));
+  ASSERT_TRUE(e.is_ok());
+  auto running = *(*e)->submit(greedy(prompt_of(10, 1, vocab), 1000));
+  (*e)->step();
+  auto inbox = *(*e)->submit(greedy(prompt_of(20, 3, vocab), 1000));  // no step after it
+  (*e)->shutdown();
+  for (auto* h : {&running, &inbox}) {
+    FinishReason why = FinishReason::kNone;
+    tokens_of(**h, &why);
+    EXPECT_EQ(why, FinishReason::kCancelled);
+    EXPECT_TRUE((*h)->finished());
+  }
+  EXPECT_EQ((*e)->stats().kv.used_blocks, 0);
+  EXPECT_FALSE((*e)->submit(greedy(prompt_of(5, 4, vocab), 4)).is_ok());
+  (*e)->shutdown();  // twice is fine (the destructor calls it again)
+}
+
 TEST(EngineThinkingBudget, InjectsClosingTokensAtTheCap) {
   auto model = load(forged_model_path());
   auto e = Engine::create(*model, small_config());

@@ -18,7 +18,10 @@ trap cleanup_servers EXIT
 
 start_server() {
   SERVER_LOG="$SERVE_TMP/server-${#SERVE_PIDS[@]}.log"
-  "$DUET" serve --port 0 "$@" >"$SERVER_LOG" 2>&1 &
+  # SERVE_BIN (an array), when set, replaces "$DUET" (a test binary with flags of its own).
+  local bin=("$DUET")
+  [ -n "${SERVE_BIN+x}" ] && bin=("${SERVE_BIN[@]}")
+  "${bin[@]}" serve --port 0 "$@" >"$SERVER_LOG" 2>&1 &
   SERVER_PID=$!
   SERVE_PIDS+=("$SERVER_PID")
   PORT=""
@@ -47,4 +50,31 @@ run_or_dump() {
     echo "---- server log ($SERVER_LOG) ----"; tail -50 "$SERVER_LOG"
     exit 1
   fi
+}
+
+# start_nginx UPSTREAM_PORT starts Debian's nginx in front of a duet server with
+# bench/nginx-sse.conf (the configuration the docs recommend for streaming), as the current
+# user, with its prefix, pid, logs and temp dirs under $SERVE_TMP and a free port; sets
+# NGINX_PORT. nginx is killed with the servers when the script exits.
+start_nginx() {
+  local upstream=$1 nginx dir
+  nginx=${NGINX:-$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null)}
+  [ -x "$nginx" ] || { echo "FAIL: nginx not found (scripts/setup installs it)"; return 1; }
+  NGINX_PORT=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
+  dir="$SERVE_TMP/nginx-$NGINX_PORT"
+  mkdir -p "$dir/logs" "$dir/tmp"
+  {
+    # A master started as root hands its workers to an unprivileged user unless told
+    # otherwise; keep them as whoever runs the test (they use this temp dir).
+    [ "$(id -u)" -eq 0 ] && echo "user $(id -un);"
+    sed -e "s/@UPSTREAM_PORT@/$upstream/" -e "s/@LISTEN_PORT@/$NGINX_PORT/" "$HERE/../../bench/nginx-sse.conf"
+  } >"$dir/nginx.conf"
+  "$nginx" -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' >"$dir/nginx.log" 2>&1 &
+  SERVE_PIDS+=($!)
+  for _ in $(seq 1 100); do
+    curl -sf -o /dev/null "http://127.0.0.1:$NGINX_PORT/health" && return 0
+    sleep 0.05
+  done
+  echo "FAIL: nginx did not come up"; cat "$dir/nginx.log" "$dir/logs/error.log" 2>/dev/null
+  return 1
 }
