@@ -12,12 +12,14 @@
 
 namespace duet::cpu {
 
-// A register-blocked matmul tile: for r < nr, t < nt (both 1..kTileMax)
+// A register-blocked matmul tile: for r < nr, t < nt (both 1..kTileMax; nt up to
+// kTileMaxSingleRow when nr is 1)
 //   y[t·ldy + r] = Σ_c W[r][c] · X[t][c]
 // W row r at w + r·w_stride (the stored weight format), X row t at x + t·x_stride (the
 // activation format of the weight type). Each output's arithmetic is the same whatever
 // nr and nt are, so results do not depend on how a matmul was tiled.
 constexpr int kTileMax = 4;
+constexpr int kTileMaxSingleRow = 8;
 // Key positions per attention chunk (see CpuKernels::attn_scores).
 constexpr int kAttnKeys = 16;
 using MatmulTileFn = void (*)(const uint8_t* w, size_t w_stride, int nr, const uint8_t* x,

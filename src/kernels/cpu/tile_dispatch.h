@@ -12,6 +12,20 @@ namespace duet::cpu {
 template <typename K, int NR>
 void dispatch_tokens(const uint8_t* w, size_t ws, const uint8_t* x, size_t xs, int nt, int64_t cols,
                      float* y, int64_t ldy) {
+  if constexpr (NR == 1) {  // single-row tiles take up to kTileMaxSingleRow tokens
+    switch (nt) {
+      case 5:
+        return K::template run<1, 5>(w, ws, x, xs, cols, y, ldy);
+      case 6:
+        return K::template run<1, 6>(w, ws, x, xs, cols, y, ldy);
+      case 7:
+        return K::template run<1, 7>(w, ws, x, xs, cols, y, ldy);
+      case 8:
+        return K::template run<1, 8>(w, ws, x, xs, cols, y, ldy);
+      default:
+        break;
+    }
+  }
   switch (nt) {
     case 1:
       return K::template run<NR, 1>(w, ws, x, xs, cols, y, ldy);
