@@ -24,7 +24,9 @@ export async function watchReplies(page) {
       if (!msg) return;
       const th = msg.querySelector('details.thinking');
       window.__samples.push({
-        content: msg.querySelector('.content').textContent.length,
+        // Visible answer text: the page folds the thinking block at the first non-space
+        // character (a random model may open its answer with whitespace the splitter keeps).
+        content: msg.querySelector('.content').textContent.trim().length,
         reasoning: th ? th.querySelector('.reasoning').textContent.length : -1,
         open: th ? th.open : null,
         label: th ? th.querySelector('summary').textContent : null,
