@@ -5,7 +5,7 @@
 //
 // Bound per output element, derived from the data: the fast kernel computes each score in
 // float (error ≤ (dim + 4)·u·Σ_d |q_d·k_d|·scale =: δ), exponentiates with relative error
-// ≤ 2e-7 (attention_avx2.cc: polynomial truncation 1.3e-7 plus a few roundings), and sums
+// ≤ 2e-7 (exp_avx2.h: polynomial truncation below 2^-27 plus a few roundings), and sums
 // weights and weighted values in chains of at most n_keys/16 + 32 float additions. The
 // output is a weighted mean of values, so relative weight errors of ε move it by at most
 // 2ε·max|v|:  |out − ref| ≤ max|v|·(2·(2δ + 2e-7 + (n_keys/16 + 32)·u)) + u·|ref|.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/exp_avx2.h"
 #include "kernels/cpu/kernel_table.h"
 
 namespace duet::cpu {
@@ -13,26 +14,11 @@ namespace {
 
 static_assert(kAttnKeys == 16, "a chunk of scores is two 8-float vectors");
 
-// exp(x) = 2^n · exp(r) with n = round(x·log2(e)) and r = x − n·ln 2 (ln 2 in two parts so
-// r is exact to float precision); exp(r) on |r| ≤ ln 2 / 2 by its Taylor polynomial of
-// degree 6, whose truncation error r^7/7! is below 1.3e-7 relative. Inputs below −87
-// (including −∞, a masked score) give 0; the callers never pass more than 0.
+// e^x with inputs below −87 (including −∞, a masked score) giving exactly 0, where exp8
+// would give ~1e-38; the callers never pass more than 0.
 inline __m256 exp_ps(__m256 x) {
   const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_LT_OQ);
-  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)), _mm256_set1_ps(-87.0f));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
+  return _mm256_andnot_ps(underflow, exp8(x));
 }
 
 inline float hsum(__m256 v) {
