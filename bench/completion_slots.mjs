@@ -8,8 +8,8 @@
 //        [--tokens 64] [--rounds 3] [--llama-native 1]
 //
 // --llama-native 1 uses llama-server's own /completion endpoint (n_predict, tokens_predicted)
-// instead: the llama.cpp build measured here fails its OpenAI /v1/completions answers when a
-// random model's text does not parse.
+// instead. The llama.cpp build measured in docs/PERF.md (d3936498) answers both endpoints with
+// HTTP 500 when a random model's text does not parse, so its rate there came from its log.
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []),
 );

@@ -103,9 +103,12 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
 
   for (int64_t p0 = 0; p0 <= last_pos; p0 += kAttnKeys) {
     const int64_t n = std::min<int64_t>(kAttnKeys, last_pos + 1 - p0);
-    // Keys transposed (dim × chunk) and values (chunk × dim), zero past the context.
-    std::fill(s.kt.begin(), s.kt.end(), 0.0f);
-    std::fill(s.v.begin() + n * dim, s.v.end(), 0.0f);
+    // Keys transposed (dim × chunk) and values (chunk × dim), zero past the context (only
+    // the last, partial chunk has such positions).
+    if (n < kAttnKeys) {
+      std::fill(s.kt.begin(), s.kt.end(), 0.0f);
+      std::fill(s.v.begin() + n * dim, s.v.end(), 0.0f);
+    }
     for (int64_t j = 0; j < n; ++j) {
       load_head(k, a, hs, a.k, p0 + j, s.row.data());
       for (int64_t d = 0; d < dim; ++d) s.kt[d * kAttnKeys + j] = s.row[d];
