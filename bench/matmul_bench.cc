@@ -7,7 +7,9 @@
 //   bandwidth). Shapes: 1024×3072 (Qwen3-0.6B's FFN down projection) and 151936×1024
 //   (its output layer).
 // prefill/<type>/<rows>x<cols>/<path>: T = 512, reported as GFLOP/s (2·rows·cols·T).
-// <path> is ref (kernels/ref, one thread) or an ISA path of kernels/cpu on the pool.
+// batch8/<type>/<rows>x<cols>/<path>: T = 8 (eight sequences decoding together), GFLOP/s.
+// <path> is ref (kernels/ref, one thread) or an ISA path of kernels/cpu on the pool;
+// <path>-packed reads the weights packed at load (packed_weights.h) where the path has it.
 // Weights are seeded random blocks with realistic scales; the numbers depend only on sizes.
 #include <benchmark/benchmark.h>
 
@@ -68,7 +70,7 @@ std::vector<uint8_t> make_weights(GgmlType type, int64_t rows, int64_t cols) {
 
 // path < 0: the reference kernel.
 void run_matmul(benchmark::State& state, duet::ThreadPool& pool, GgmlType type, int64_t rows,
-                int64_t cols, int64_t T, int path) {
+                int64_t cols, int64_t T, int path, bool packed) {
   const std::vector<uint8_t> w = make_weights(type, rows, cols);
   std::vector<float> x(static_cast<size_t>(T * cols)), y(static_cast<size_t>(T * rows));
   uint64_t s = 7;
@@ -76,6 +78,12 @@ void run_matmul(benchmark::State& state, duet::ThreadPool& pool, GgmlType type, 
   const size_t row_bytes = duet::ggml_row_bytes(type, cols);
   duet::cpu::MatmulScratch scratch;
   duet::cpu::MatmulArgs a{type, w.data(), rows, cols, row_bytes, x.data(), T, y.data()};
+  std::unique_ptr<duet::cpu::PackedWeights> p;
+  if (packed) {
+    p = duet::cpu::pack_for_kernels(duet::cpu::cpu_kernels(static_cast<CpuIsa>(path)), type,
+                                    w.data(), rows, cols, row_bytes);
+    a.packed = p.get();
+  }
   for (auto _ : state) {
     if (path < 0)
       duet::ref::matmul(type, w.data(), rows, cols, row_bytes, x.data(), T, y.data());
@@ -100,7 +108,7 @@ void register_all(duet::ThreadPool& pool) {
   struct Shape {
     int64_t rows, cols, T;
   };
-  const Shape shapes[] = {{1024, 3072, 1}, {151936, 1024, 1}, {1024, 3072, 512}};
+  const Shape shapes[] = {{1024, 3072, 1}, {151936, 1024, 1}, {1024, 3072, 8}, {1024, 3072, 512}};
   for (const Shape& sh : shapes) {
     for (GgmlType type : types) {
       std::vector<int> paths = {-1};
@@ -108,15 +116,23 @@ void register_all(duet::ThreadPool& pool) {
       for (int path : paths) {
         // The reference needs minutes for the big shapes; its rate is the same at any size.
         if (path < 0 && (sh.rows > 100000 || sh.T > 1) && type != GgmlType::Q8_0) continue;
-        const std::string name = std::string(sh.T == 1 ? "decode/" : "prefill/") +
-                                 duet::ggml_type_name(type) + "/" + std::to_string(sh.rows) + "x" +
-                                 std::to_string(sh.cols) + "/" +
-                                 (path < 0 ? "ref" : duet::cpu_isa_name(static_cast<CpuIsa>(path)));
-        auto* b = benchmark::RegisterBenchmark(name.c_str(), [=, &pool](benchmark::State& st) {
-          run_matmul(st, pool, type, sh.rows, sh.cols, sh.T, path);
-        });
-        b->Unit(benchmark::kMillisecond)->UseRealTime();
-        if (path < 0) b->Iterations(1);
+        const bool can_pack =
+            path >= 0 &&
+            duet::cpu::cpu_kernels(static_cast<CpuIsa>(path)).for_type(type)->packed_tile != nullptr;
+        for (bool packed : {false, true}) {
+          if (packed && !can_pack) continue;
+          const std::string name =
+              std::string(sh.T == 1 ? "decode/" : sh.T <= 8 ? "batch8/" : "prefill/") +
+              duet::ggml_type_name(type) + "/" + std::to_string(sh.rows) + "x" +
+              std::to_string(sh.cols) + "/" +
+              (path < 0 ? "ref" : duet::cpu_isa_name(static_cast<CpuIsa>(path))) +
+              (packed ? "-packed" : "");
+          auto* b = benchmark::RegisterBenchmark(name.c_str(), [=, &pool](benchmark::State& st) {
+            run_matmul(st, pool, type, sh.rows, sh.cols, sh.T, path, packed);
+          });
+          b->Unit(benchmark::kMillisecond)->UseRealTime();
+          if (path < 0) b->Iterations(1);
+        }
       }
     }
   }

@@ -49,6 +49,14 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
 
+  // Called once for each matrix the model will multiply with, at load, before any matmul
+  // with it: a backend may keep its own copy in a faster layout (the CPU backend packs
+  // rows for its kernels). Returns true when it did, so matmul no longer reads `w.data`
+  // (which must still stay valid).
+  virtual bool prepare_weights(const WeightMatrix& w) {
+    (void)w;
+    return false;
+  }
   // y: [n_tokens × w.rows] = x: [n_tokens × w.cols] · wᵀ
   virtual void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) = 0;
   // out: [n × table.cols], row t = decoded table row ids[t] (ids checked by the caller)

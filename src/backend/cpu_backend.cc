@@ -2,6 +2,8 @@
 // spread over a thread pool.
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/backend.h"
@@ -27,6 +29,15 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return std::string("cpu-") + cpu_isa_name(k_.isa); }
 
+  bool prepare_weights(const WeightMatrix& w) override {
+    if (!cpu::matmul_supports(w.type)) return false;
+    if (packed_.count(w.data) != 0) return true;
+    auto p = cpu::pack_for_kernels(k_, w.type, w.data, w.rows, w.cols, w.row_bytes, &pool_);
+    if (p == nullptr) return false;
+    packed_.emplace(w.data, std::move(p));
+    return true;
+  }
+
   void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) override {
     if (!cpu::matmul_supports(w.type)) {  // no fast kernel: stay correct
       ref::matmul(w.type, w.data, w.rows, w.cols, w.row_bytes, x, n_tokens, y);
@@ -41,6 +52,9 @@ class CpuBackend final : public Backend {
     a.x = x;
     a.n_tokens = n_tokens;
     a.y = y;
+    if (auto it = packed_.find(w.data); it != packed_.end() && it->second->rows() == w.rows &&
+                                        it->second->cols() == w.cols)
+      a.packed = it->second.get();
     cpu::matmul(k_, pool_, scratch_, a);
   }
 
@@ -156,6 +170,8 @@ class CpuBackend final : public Backend {
   ThreadPool& pool_;
   const cpu::CpuKernels& k_;
   cpu::MatmulScratch scratch_;
+  // Packed copies of the prepared matrices, by the address of their stored data.
+  std::unordered_map<const uint8_t*, std::unique_ptr<cpu::PackedWeights>> packed_;
   std::vector<cpu::AttentionScratch> attn_scratch_;  // one per pool thread
   double rope_mscale_ = 0;
   std::vector<double> rope_freq_;

@@ -54,3 +54,15 @@ size_t resident_bytes() {
 }
 
 }  // namespace duet
+
+namespace duet {
+
+void MappedFile::release(const uint8_t* p, size_t n) const {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  if (p < data_ || p + n > data_ + size_ || end <= begin) return;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);  // advice only
+}
+
+}  // namespace duet

@@ -21,6 +21,10 @@ class MappedFile {
 
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   size_t size() const { return size_; }
+  // Drops the whole pages inside [p, p + n) from this process's resident memory (for data
+  // that a faster copy has replaced). They stay readable: a later access reads them back
+  // from the page cache.
+  void release(const uint8_t* p, size_t n) const;
 
  private:
   MappedFile() = default;

@@ -113,6 +113,8 @@ class GgufModelFile {
   static Result<std::shared_ptr<GgufModelFile>> open(const std::string& path);
   const GgufFile& gguf() const { return gguf_; }
   size_t file_size() const { return map_->size(); }
+  // See MappedFile::release.
+  void release(const uint8_t* p, size_t n) const { map_->release(p, n); }
 
  private:
   std::unique_ptr<MappedFile> map_;

@@ -29,6 +29,16 @@ Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
   m->backend_ = std::move(backend);
   m->config_ = *cfg;
   m->weights_ = std::move(weights.value());
+  // Where the backend keeps its own copy of a matrix, the file's pages of it leave our
+  // resident memory (tied embeddings still read rows from them, paged back in on demand).
+  auto prepare = [&](const WeightMatrix& w) {
+    if (m->backend_->prepare_weights(w))
+      m->file_->release(w.data, static_cast<size_t>(w.rows) * w.row_bytes);
+  };
+  for (const Qwen3Layer& l : m->weights_.layers)
+    for (const WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+      prepare(*w);
+  prepare(m->weights_.output);
   m->rope_ = compute_rope_tables(m->config_);
   return m;
 }

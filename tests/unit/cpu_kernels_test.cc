@@ -220,11 +220,18 @@ class CpuMatmul : public ::testing::TestWithParam<MatmulCase> {
   }
 };
 
+// packed: through the path's packed kernel (the first `rows` rows packed for the call).
 std::vector<float> run_matmul(const CpuKernels& k, ThreadPool& pool, const TestWeights& w,
-                              int64_t rows, const float* x, int64_t T) {
+                              int64_t rows, const float* x, int64_t T, bool packed) {
   std::vector<float> y(static_cast<size_t>(T * rows), NAN);
   MatmulScratch scratch;
   MatmulArgs a{w.type, w.data(), rows, w.cols, w.row_bytes, x, T, y.data()};
+  std::unique_ptr<PackedWeights> p;
+  if (packed) {
+    p = pack_for_kernels(k, w.type, w.data(), rows, w.cols, w.row_bytes);
+    if (p == nullptr) ADD_FAILURE() << "no packed kernel";
+    a.packed = p.get();
+  }
   matmul(k, pool, scratch, a);
   return y;
 }
@@ -236,8 +243,9 @@ constexpr int64_t kMaxRows = 37, kMaxTokens = 19;
 // One column count: the full 37 × 9 problem against its bounds, then every (or a sample of)
 // smaller problems (first rows, first tokens), which must give bit-identical outputs: the
 // arithmetic of an output never depends on tiling, threads or batch size.
-void check_cols(const CpuKernels& k, GgmlType type, int64_t cols, bool every_shape) {
-  SCOPED_TRACE(std::string(ggml_type_name(type)) + " cols=" + std::to_string(cols));
+void check_cols(const CpuKernels& k, GgmlType type, int64_t cols, bool every_shape, bool packed) {
+  SCOPED_TRACE(std::string(ggml_type_name(type)) + " cols=" + std::to_string(cols) +
+               (packed ? " packed" : ""));
   const TestWeights w = make_weights(type, kMaxRows, cols, static_cast<uint32_t>(cols * 31 + 7));
   const std::vector<float> wf = decode(w), z = zero_points(w);
   // x at an address that is 4 mod 64 (floats cannot be less aligned than 4).
@@ -251,7 +259,7 @@ void check_cols(const CpuKernels& k, GgmlType type, int64_t cols, bool every_sha
   const EffectiveActivations xe = effective(k, type, xv, kMaxTokens, cols);
 
   ThreadPool pool3(3), pool1(1);
-  const std::vector<float> y = run_matmul(k, pool3, w, kMaxRows, x, kMaxTokens);
+  const std::vector<float> y = run_matmul(k, pool3, w, kMaxRows, x, kMaxTokens, packed);
   const double gamma = (static_cast<double>(cols) / 8 + 32) * kU;
   for (int64_t t = 0; t < kMaxTokens; ++t)
     for (int64_t r = 0; r < kMaxRows; ++r) {
@@ -269,11 +277,11 @@ void check_cols(const CpuKernels& k, GgmlType type, int64_t cols, bool every_sha
           << "vs ref::matmul, t=" << t << " r=" << r;
     }
 
-  EXPECT_EQ(run_matmul(k, pool1, w, kMaxRows, x, kMaxTokens), y) << "1 thread vs 3 threads";
+  EXPECT_EQ(run_matmul(k, pool1, w, kMaxRows, x, kMaxTokens, packed), y) << "1 thread vs 3 threads";
   for (int64_t rows = 1; rows <= kMaxRows; ++rows) {
     for (int64_t T = 1; T <= kMaxTokens; ++T) {
       if (!every_shape && !(rows % 4 == 1 && (T == 1 || T == 4 || T == 5 || T == 9 || T == 17))) continue;
-      const std::vector<float> part = run_matmul(k, pool3, w, rows, x, T);
+      const std::vector<float> part = run_matmul(k, pool3, w, rows, x, T, packed);
       for (int64_t t = 0; t < T; ++t)
         for (int64_t r = 0; r < rows; ++r)
           ASSERT_EQ(part[t * rows + r], y[t * kMaxRows + r])
@@ -296,7 +304,14 @@ TEST_P(CpuMatmul, MatchesReferenceWithinDerivedBounds) {
     default:  // 1, 3 and 5 super-blocks
       cols = {256, 768, 1280};
   }
-  for (size_t i = 0; i < cols.size(); ++i) check_cols(k, type, cols[i], /*every_shape=*/i < 2);
+  // Paths that pack this type are checked both ways: the packed kernel is what the model
+  // uses, the row kernel what a matmul on unpacked weights gets.
+  const bool has_packed = k.for_type(type)->packed_tile != nullptr;
+  for (bool packed : {false, true}) {
+    if (packed && !has_packed) continue;
+    for (size_t i = 0; i < cols.size(); ++i)
+      check_cols(k, type, cols[i], /*every_shape=*/i < 2, packed);
+  }
 }
 
 std::vector<MatmulCase> all_matmul_cases() {

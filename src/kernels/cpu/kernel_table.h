@@ -9,6 +9,7 @@
 #include "gguf/ggml_type.h"
 #include "kernels/cpu/act_format.h"
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/packed_weights.h"
 
 namespace duet::cpu {
 
@@ -28,9 +29,21 @@ using MatmulTileFn = void (*)(const uint8_t* w, size_t w_stride, int nr, const u
 // Converts one row of cols floats into an activation format (see act_format.h).
 using ConvertRowFn = void (*)(const float* x, int64_t cols, uint8_t* out);
 
+// A tile over one packed group (packed_weights.h): for r < nrows (≤ kPackRows), t < nt
+// (1..kPackedTileTokens)
+//   y[t·ldy + r] = Σ_c W[16g + r][c] · X[t][c]
+// Every output lane's arithmetic is the same whatever nt is.
+constexpr int kPackedTileTokens = 8;
+using PackedTileFn = void (*)(const uint8_t* group, int64_t cols, int nrows, const uint8_t* x,
+                              size_t x_stride, int nt, float* y, int64_t ldy);
+
 struct WeightKernels {
   ActFormat act = ActFormat::kF32;
   MatmulTileFn tile = nullptr;
+  // Where this path has a kernel for packed weights: the layout it reads (the activations
+  // are still in `act`).
+  PackedLayout packed = PackedLayout::kNone;
+  PackedTileFn packed_tile = nullptr;
 };
 
 struct CpuKernels {
@@ -79,6 +92,7 @@ void fill_avx2_float_kernels(CpuKernels& k);
 void fill_avx2_elementwise_kernels(CpuKernels& k);
 void fill_avx2_attention_kernels(CpuKernels& k);
 void fill_avx512_quant_kernels(CpuKernels& k);
+void fill_avx512_packed_kernels(CpuKernels& k);
 void fill_avx512_float_kernels(CpuKernels& k, bool bf16_dot);
 
 }  // namespace duet::cpu

@@ -60,6 +60,47 @@ void convert_activations(const CpuKernels& k, ActFormat format, const float* x, 
   for (int64_t t = 0; t < n_tokens; ++t) convert(x + t * cols, cols, out + t * stride);
 }
 
+std::unique_ptr<PackedWeights> pack_for_kernels(const CpuKernels& k, GgmlType type,
+                                                const uint8_t* w, int64_t rows, int64_t cols,
+                                                size_t row_bytes, ThreadPool* pool) {
+  const WeightKernels* wk = k.for_type(type);
+  if (wk == nullptr || wk->packed_tile == nullptr) return nullptr;
+  return PackedWeights::pack(wk->packed, type, w, rows, cols, row_bytes, pool);
+}
+
+namespace {
+
+// Packed weights: tasks of whole 16-row groups × token blocks. Few tokens: the groups are
+// split among the threads and each tile takes every token (the weights stream once).
+// Many: token blocks of kPrefillTokens, so that a group (≤ 52 KB for 3072 columns) is
+// loaded once per block and stays in L1/L2 while the tiles walk the block's tokens.
+void matmul_packed(const WeightKernels& wk, ThreadPool& pool, const MatmulArgs& a,
+                   const uint8_t* xa, size_t xs) {
+  const PackedWeights& p = *a.packed;
+  const int64_t T = a.n_tokens, groups = p.groups();
+  const int64_t token_block = T <= kPackedTileTokens ? T : std::min(T, kPrefillTokens);
+  const int64_t n_token_blocks = ceil_div(T, token_block);
+  const int64_t want_tasks = 8 * static_cast<int64_t>(pool.size());
+  const int64_t group_block =
+      std::clamp<int64_t>(ceil_div(groups, ceil_div(want_tasks, n_token_blocks)), 1, 16);
+  const int64_t n_group_blocks = ceil_div(groups, group_block);
+  pool.parallel_for(n_group_blocks * n_token_blocks, [&](int64_t task, int) {
+    const int64_t g0 = (task % n_group_blocks) * group_block;
+    const int64_t t0 = (task / n_group_blocks) * token_block;
+    const int64_t g1 = std::min(groups, g0 + group_block), t1 = std::min(T, t0 + token_block);
+    for (int64_t g = g0; g < g1; ++g) {
+      const int nrows = static_cast<int>(std::min<int64_t>(kPackRows, a.rows - g * kPackRows));
+      for (int64_t t = t0; t < t1; t += kPackedTileTokens) {
+        const int nt = static_cast<int>(std::min<int64_t>(kPackedTileTokens, t1 - t));
+        wk.packed_tile(p.group(g), a.cols, nrows, xa + t * xs, xs, nt,
+                       a.y + t * a.rows + g * kPackRows, a.rows);
+      }
+    }
+  });
+}
+
+}  // namespace
+
 void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& a) {
   const WeightKernels* wk = k.for_type(a.type);
   assert(wk != nullptr && wk->tile != nullptr);
@@ -79,6 +120,11 @@ void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const
       convert_activations(k, wk->act, a.x + t0 * cols, n, cols, buf + t0 * xs);
     });
     xa = buf;
+  }
+
+  if (a.packed != nullptr && wk->packed_tile != nullptr && a.packed->layout() == wk->packed) {
+    matmul_packed(*wk, pool, a, xa, xs);
+    return;
   }
 
   // 2. Tasks of row_block rows × token_block tokens, enough of them to keep every thread

@@ -7,7 +7,8 @@
 // whole row ranges when T is small (decode reads each weight once, so the split only has
 // to balance memory traffic), row × token tiles when T is large (prefill: each weight
 // block loaded into registers serves up to four tokens, and a task's weights stay in cache
-// while it walks its tokens).
+// while it walks its tokens). Packed weights (packed_weights.h) are cut into tasks of
+// whole 16-row groups, each tile taking up to eight tokens.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include "base/thread_pool.h"
 #include "gguf/ggml_type.h"
 #include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/packed_weights.h"
 
 namespace duet::cpu {
 
@@ -29,6 +31,9 @@ struct MatmulArgs {
   const float* x = nullptr;  // n_tokens × cols
   int64_t n_tokens = 0;
   float* y = nullptr;  // n_tokens × rows
+  // The same matrix packed for this path (pack_for_kernels), or nullptr: then the stored
+  // rows are read directly.
+  const PackedWeights* packed = nullptr;
 };
 
 // Reusable 64-byte-aligned memory for the converted activations.
@@ -46,6 +51,12 @@ class MatmulScratch {
 
 // Whether `type` has fast kernels (every type ggml_traits marks computable).
 bool matmul_supports(GgmlType type);
+
+// The matrix packed in the layout this path's kernel for `type` reads, or nullptr when the
+// path has none (the matmul then reads the stored rows).
+std::unique_ptr<PackedWeights> pack_for_kernels(const CpuKernels& k, GgmlType type,
+                                                const uint8_t* w, int64_t rows, int64_t cols,
+                                                size_t row_bytes, ThreadPool* pool = nullptr);
 
 // Preconditions: matmul_supports(a.type); a.cols a multiple of the type's block size.
 void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& a);

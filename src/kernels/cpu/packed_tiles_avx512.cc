@@ -1,0 +1,226 @@
+// AVX-512 VNNI kernels over packed weights (packed_weights.h). Compiled with the AVX-512
+// flags; called only when cpu_isa_supported(kAvx512).
+//
+// Q8_0 ×16: per block of 32 columns, eight VPDPBUSD of the packed codes (w + 128, lane =
+// row) with a broadcast word of four activation codes give Σ (w+128)·a for 16 rows at
+// once; the shift is taken out in float with the activation block sum s = dx·Σa:
+//   acc += dw·dx·Σ(w+128)·a − 128·dw·s.
+// That is 12 instructions per 512 multiply-adds of a token, where the row-major tile needs
+// about 5 per 64, and no horizontal sums at all.
+//
+// Q4_K ×16 and Q6_K ×16: the codes of 32 columns (eight words) are unpacked once per group
+// and serve every token; per token, eight VPDPBUSD give a sub-block's integer sum per row,
+// VPMULLD applies the row's integer sub-block scale and the super-block total stays in
+// int32 (|total| < 2^31: 256 codes ≤ 63 times |a| ≤ 127 times |scale| ≤ 128), so a
+// super-block costs one float step per token. Q4_K's mins go in float with the
+// activation's 32-value sums; Q6_K's −32 offset joins the integer total through VPDPWSSD
+// of the scale pairs with the activation's 16-value sums.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/kernel_table.h"
+
+namespace duet::cpu {
+namespace {
+
+inline __m512i broadcast_word(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+template <int NT>
+void q8_0x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* x, size_t xs,
+                  float* y, int64_t ldy) {
+  const int64_t nb = cols / 32;
+  Q8x32Row a[NT];
+  for (int t = 0; t < NT; ++t) a[t] = q8x32_row(x + t * xs, cols);
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  constexpr size_t kPairBytes = 2 * 32 + 2 * 8 * 64;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* pair = group + (b / 2) * kPairBytes;
+    const uint8_t* unit_codes = pair + 64 + 512 * (b % 2);
+    const __m512 dw = _mm512_cvtph_ps(
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(pair + 32 * (b % 2))));
+    const __m512 dw_shift = _mm512_mul_ps(dw, _mm512_set1_ps(128.0f));
+    __m512i codes[8];
+    for (int j = 0; j < 8; ++j)
+      codes[j] = _mm512_load_si512(reinterpret_cast<const __m512i*>(unit_codes + 64 * j));
+    for (int t = 0; t < NT; ++t) {
+      const int8_t* q = a[t].qs + b * 32;
+      __m512i isum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[0], broadcast_word(q));
+      for (int j = 1; j < 8; ++j) isum = _mm512_dpbusd_epi32(isum, codes[j], broadcast_word(q + 4 * j));
+      const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a[t].d[b]));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[t]);
+      acc[t] = _mm512_fnmadd_ps(dw_shift, _mm512_set1_ps(a[t].s[b]), acc[t]);
+    }
+  }
+  const __mmask16 keep = static_cast<__mmask16>((1u << nrows) - 1);
+  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, keep, acc[t]);
+}
+
+template <int NT>
+void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* x, size_t xs,
+                  float* y, int64_t ldy) {
+  Q8x256Row a[NT];
+  for (int t = 0; t < NT; ++t) a[t] = q8x256_row(x + t * xs, cols);
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i nib = _mm512_set1_epi8(0x0F);
+  constexpr size_t kUnit = 2 * 32 + 2 * 8 * 16 + 8 * 4 * 64;
+  for (int64_t sb = 0; sb < cols / 256; ++sb) {
+    const uint8_t* unit = group + sb * kUnit;
+    const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(unit)));
+    const __m512 dmin =
+        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(unit + 32)));
+    __m512i total[NT];
+    for (int t = 0; t < NT; ++t) total[t] = _mm512_setzero_si512();
+    for (int j = 0; j < 8; ++j) {
+      const __m512i sc =
+          _mm512_cvtepu8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(unit + 64 + 16 * j)));
+      const __m512 mins = _mm512_mul_ps(
+          dmin, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+                    _mm_load_si128(reinterpret_cast<const __m128i*>(unit + 192 + 16 * j)))));
+      const uint8_t* nw = unit + 320 + 256 * j;
+      __m512i codes[8];
+      for (int k = 0; k < 4; ++k) {
+        const __m512i v = _mm512_load_si512(reinterpret_cast<const __m512i*>(nw + 64 * k));
+        codes[k] = _mm512_and_si512(v, nib);
+        codes[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
+      }
+      for (int t = 0; t < NT; ++t) {
+        const int8_t* q = a[t].qs + sb * 256 + 32 * j;
+        __m512i isum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[0], broadcast_word(q));
+        for (int k = 1; k < 8; ++k) isum = _mm512_dpbusd_epi32(isum, codes[k], broadcast_word(q + 4 * k));
+        total[t] = _mm512_add_epi32(total[t], _mm512_mullo_epi32(isum, sc));
+        acc[t] = _mm512_fnmadd_ps(mins, _mm512_set1_ps(a[t].s32[sb * 8 + j]), acc[t]);
+      }
+    }
+    for (int t = 0; t < NT; ++t)
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]), _mm512_mul_ps(d, _mm512_set1_ps(a[t].d[sb])),
+                               acc[t]);
+  }
+  const __mmask16 keep = static_cast<__mmask16>((1u << nrows) - 1);
+  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, keep, acc[t]);
+}
+
+template <int NT>
+void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* x, size_t xs,
+                  float* y, int64_t ldy) {
+  Q8x256Row a[NT];
+  for (int t = 0; t < NT; ++t) a[t] = q8x256_row(x + t * xs, cols);
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  const __m512i nib = _mm512_set1_epi8(0x0F), top2 = _mm512_set1_epi8(0x30);
+  constexpr size_t kUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * 64;
+  for (int64_t sb = 0; sb < cols / 256; ++sb) {
+    const uint8_t* unit = group + sb * kUnit;
+    const __m512 d = _mm512_load_ps(reinterpret_cast<const float*>(unit));
+    // pairs[i]: int16 lanes (2r, 2r+1) = scales of sub-blocks 2i, 2i+1 of row r.
+    __m512i pairs[8];
+    for (int i = 0; i < 8; ++i)
+      pairs[i] = _mm512_cvtepi8_epi16(
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(unit + 64 + 32 * i)));
+    __m512i total[NT];
+    for (int t = 0; t < NT; ++t) {
+      // −32·Σ_k sc_k·bsum_k: the dword at bsums + 2i is the pair (bsum_2i, bsum_2i+1).
+      const int16_t* bs = a[t].bsums + sb * 16;
+      __m512i neg = _mm512_setzero_si512();
+      for (int i = 0; i < 8; ++i)
+        neg = _mm512_dpwssd_epi32(neg, pairs[i], broadcast_word(reinterpret_cast<const int8_t*>(bs + 2 * i)));
+      total[t] = _mm512_mullo_epi32(neg, _mm512_set1_epi32(-32));
+    }
+    for (int u = 0; u < 8; ++u) {
+      const uint8_t* wu = unit + 320 + 384 * u;
+      const __m512i h0 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 256));
+      const __m512i h1 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 320));
+      __m512i codes[8];
+      for (int k = 0; k < 4; ++k) {
+        const __m512i v = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 64 * k));
+        codes[k] = _mm512_and_si512(v, nib);
+        codes[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
+      }
+      // Top bits of word 4a + i sit at bits 2i of high[a]; move them to bits 4..5.
+      const __m512i hs[2][4] = {
+          {_mm512_slli_epi16(h0, 4), _mm512_slli_epi16(h0, 2), h0, _mm512_srli_epi16(h0, 2)},
+          {_mm512_slli_epi16(h1, 4), _mm512_slli_epi16(h1, 2), h1, _mm512_srli_epi16(h1, 2)}};
+      for (int w = 0; w < 8; ++w)  // codes | (hs & 0x30)
+        codes[w] = _mm512_ternarylogic_epi32(codes[w], hs[w / 4][w % 4], top2, 0xF8);
+      const __m512i sc_lo = _mm512_srai_epi32(_mm512_slli_epi32(pairs[u], 16), 16);
+      const __m512i sc_hi = _mm512_srai_epi32(pairs[u], 16);
+      for (int t = 0; t < NT; ++t) {
+        const int8_t* q = a[t].qs + sb * 256 + 32 * u;
+        __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[0], broadcast_word(q));
+        __m512i hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[4], broadcast_word(q + 16));
+        for (int k = 1; k < 4; ++k) {
+          lo = _mm512_dpbusd_epi32(lo, codes[k], broadcast_word(q + 4 * k));
+          hi = _mm512_dpbusd_epi32(hi, codes[k + 4], broadcast_word(q + 16 + 4 * k));
+        }
+        total[t] = _mm512_add_epi32(total[t], _mm512_add_epi32(_mm512_mullo_epi32(lo, sc_lo),
+                                                                _mm512_mullo_epi32(hi, sc_hi)));
+      }
+    }
+    for (int t = 0; t < NT; ++t)
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]), _mm512_mul_ps(d, _mm512_set1_ps(a[t].d[sb])),
+                               acc[t]);
+  }
+  const __mmask16 keep = static_cast<__mmask16>((1u << nrows) - 1);
+  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, keep, acc[t]);
+}
+
+// Turns the runtime token count (1..kPackedTileTokens) into a template argument.
+template <template <int> class Tile>
+void dispatch_packed(const uint8_t* group, int64_t cols, int nrows, const uint8_t* x, size_t xs,
+                     int nt, float* y, int64_t ldy) {
+  switch (nt) {
+    case 1:
+      return Tile<1>::run(group, cols, nrows, x, xs, y, ldy);
+    case 2:
+      return Tile<2>::run(group, cols, nrows, x, xs, y, ldy);
+    case 3:
+      return Tile<3>::run(group, cols, nrows, x, xs, y, ldy);
+    case 4:
+      return Tile<4>::run(group, cols, nrows, x, xs, y, ldy);
+    case 5:
+      return Tile<5>::run(group, cols, nrows, x, xs, y, ldy);
+    case 6:
+      return Tile<6>::run(group, cols, nrows, x, xs, y, ldy);
+    case 7:
+      return Tile<7>::run(group, cols, nrows, x, xs, y, ldy);
+    default:
+      return Tile<8>::run(group, cols, nrows, x, xs, y, ldy);
+  }
+}
+
+template <int NT>
+struct Q8_0Tile {
+  static constexpr auto run = q8_0x16_tile<NT>;
+};
+template <int NT>
+struct Q4_KTile {
+  static constexpr auto run = q4_kx16_tile<NT>;
+};
+template <int NT>
+struct Q6_KTile {
+  static constexpr auto run = q6_kx16_tile<NT>;
+};
+
+}  // namespace
+
+void fill_avx512_packed_kernels(CpuKernels& k) {
+  k.q8_0.packed = PackedLayout::kQ8_0x16;
+  k.q8_0.packed_tile = dispatch_packed<Q8_0Tile>;
+  k.q4_k.packed = PackedLayout::kQ4_Kx16;
+  k.q4_k.packed_tile = dispatch_packed<Q4_KTile>;
+  k.q6_k.packed = PackedLayout::kQ6_Kx16;
+  k.q6_k.packed_tile = dispatch_packed<Q6_KTile>;
+}
+
+}  // namespace duet::cpu

@@ -1,0 +1,217 @@
+#include "kernels/cpu/packed_weights.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "base/half.h"
+
+#include "kernels/cpu/kquant_scales.h"
+#include "kernels/ref/quant_blocks.h"
+
+namespace duet::cpu {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kWord = 64;  // four columns of 16 rows
+constexpr size_t kQ8_0Unit = 2 * 32 + 2 * 8 * kWord;
+constexpr size_t kQ4_KUnit = 2 * 32 + 2 * 8 * 16 + 8 * 4 * kWord;
+constexpr size_t kQ6_KUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * kWord;
+static_assert(kQ8_0Unit % 64 == 0 && kQ4_KUnit % 64 == 0 && kQ6_KUnit % 64 == 0);
+
+// Anonymous memory aligned to 2 MiB and offered to transparent huge pages: decode walks
+// every packed byte once per token, and 4 KiB pages would cost a TLB miss every 4 KiB.
+// Returns the aligned start; *base and *length describe the whole mapping.
+uint8_t* map_aligned(size_t bytes, void** base, size_t* length) {
+  *length = bytes + kHugePage;
+  void* p = mmap(nullptr, *length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  *base = p;
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  auto* start = reinterpret_cast<uint8_t*>((addr + kHugePage - 1) / kHugePage * kHugePage);
+#ifdef MADV_HUGEPAGE
+  madvise(start, bytes, MADV_HUGEPAGE);  // advice only: without THP the mapping still works
+#endif
+  return start;
+}
+
+void pack_q8_0(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, int64_t g0,
+               int64_t g1, uint8_t* out) {
+  const int64_t nb = cols / 32, pairs = (nb + 1) / 2;
+  for (int64_t g = g0; g < g1; ++g) {
+    for (int64_t b = 0; b < 2 * pairs; ++b) {
+      uint8_t* unit = out + (g * pairs + b / 2) * kQ8_0Unit;
+      auto* d = reinterpret_cast<uint16_t*>(unit + 32 * (b % 2));
+      uint8_t* codes = unit + 64 + 512 * (b % 2);
+      for (int r = 0; r < kPackRows; ++r) {
+        const int64_t row = g * kPackRows + r;
+        if (row >= rows || b >= nb) {  // padding: scale 0, code 128 (the value 0)
+          d[r] = 0;
+          for (int j = 0; j < 8; ++j) std::memset(codes + j * 64 + 4 * r, 0x80, 4);
+          continue;
+        }
+        const auto* blk = reinterpret_cast<const BlockQ8_0*>(w + row * row_bytes) + b;
+        d[r] = blk->d;
+        for (int j = 0; j < 8; ++j)
+          for (int i = 0; i < 4; ++i)
+            codes[j * 64 + 4 * r + i] = static_cast<uint8_t>(blk->qs[4 * j + i]) ^ 0x80;
+      }
+    }
+  }
+}
+
+// Codes 0..15 of the 256 columns of a Q4_K super-block (see ref::dequantize).
+void q4_k_codes(const BlockQ4_K& b, uint8_t q[256]) {
+  for (int g = 0; g < 4; ++g)
+    for (int l = 0; l < 32; ++l) {
+      q[64 * g + l] = b.qs[32 * g + l] & 0x0F;
+      q[64 * g + 32 + l] = b.qs[32 * g + l] >> 4;
+    }
+}
+
+// Codes 0..63 of the 256 columns of a Q6_K super-block (value = d·sc[c/16]·(q − 32)).
+void q6_k_codes(const BlockQ6_K& b, uint8_t q[256]) {
+  for (int n = 0; n < 2; ++n) {
+    const uint8_t* ql = b.ql + 64 * n;
+    const uint8_t* qh = b.qh + 32 * n;
+    uint8_t* y = q + 128 * n;
+    for (int l = 0; l < 32; ++l) {
+      y[l] = (ql[l] & 0x0F) | ((qh[l] & 3) << 4);
+      y[l + 32] = (ql[l + 32] & 0x0F) | (((qh[l] >> 2) & 3) << 4);
+      y[l + 64] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
+      y[l + 96] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
+    }
+  }
+}
+
+// Words k and k + 4 of the 32 columns at q[·][c0] as nibbles: out[k] byte 4r + i =
+// q[r][c0 + 4k + i] | q[r][c0 + 16 + 4k + i] << 4 (low 4 bits of each code).
+void put_nibble_words(const uint8_t (*q)[256], int c0, uint8_t* out) {
+  for (int k = 0; k < 4; ++k)
+    for (int r = 0; r < kPackRows; ++r)
+      for (int i = 0; i < 4; ++i)
+        out[k * kWord + 4 * r + i] = static_cast<uint8_t>((q[r][c0 + 4 * k + i] & 0x0F) |
+                                                          (q[r][c0 + 16 + 4 * k + i] & 0x0F) << 4);
+}
+
+void pack_q4_k(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, int64_t g0,
+               int64_t g1, uint8_t* out) {
+  const int64_t nsb = cols / 256;
+  for (int64_t g = g0; g < g1; ++g) {
+    for (int64_t sb = 0; sb < nsb; ++sb) {
+      uint8_t* unit = out + (g * nsb + sb) * kQ4_KUnit;
+      auto* d = reinterpret_cast<uint16_t*>(unit);
+      uint8_t* sc = unit + 64;
+      uint8_t* mn = sc + 128;
+      uint8_t q[kPackRows][256] = {};
+      for (int r = 0; r < kPackRows; ++r) {
+        const int64_t row = g * kPackRows + r;
+        uint8_t s8[8] = {}, m8[8] = {};
+        d[r] = d[16 + r] = 0;  // padding rows: zero scales, zero codes
+        if (row < rows) {
+          const auto& blk = reinterpret_cast<const BlockQ4_K*>(w + row * row_bytes)[sb];
+          d[r] = blk.d;
+          d[16 + r] = blk.dmin;
+          unpack_k4_scales(blk.scales, s8, m8);
+          q4_k_codes(blk, q[r]);
+        }
+        for (int j = 0; j < 8; ++j) {
+          sc[16 * j + r] = s8[j];
+          mn[16 * j + r] = m8[j];
+        }
+      }
+      for (int j = 0; j < 8; ++j) put_nibble_words(q, 32 * j, unit + 320 + j * 4 * kWord);
+    }
+  }
+}
+
+void pack_q6_k(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, int64_t g0,
+               int64_t g1, uint8_t* out) {
+  const int64_t nsb = cols / 256;
+  for (int64_t g = g0; g < g1; ++g) {
+    for (int64_t sb = 0; sb < nsb; ++sb) {
+      uint8_t* unit = out + (g * nsb + sb) * kQ6_KUnit;
+      auto* d = reinterpret_cast<float*>(unit);
+      auto* sc = reinterpret_cast<int8_t*>(unit + 64);
+      uint8_t q[kPackRows][256] = {};
+      for (int r = 0; r < kPackRows; ++r) {
+        const int64_t row = g * kPackRows + r;
+        d[r] = 0.0f;  // padding rows: zero scales, zero codes
+        for (int k = 0; k < 16; ++k) sc[32 * (k / 2) + 2 * r + k % 2] = 0;
+        if (row >= rows) continue;
+        const auto& blk = reinterpret_cast<const BlockQ6_K*>(w + row * row_bytes)[sb];
+        d[r] = fp16_to_float(blk.d);
+        for (int k = 0; k < 16; ++k) sc[32 * (k / 2) + 2 * r + k % 2] = blk.scales[k];
+        q6_k_codes(blk, q[r]);
+      }
+      for (int u = 0; u < 8; ++u) {
+        uint8_t* words = unit + 320 + u * 6 * kWord;
+        put_nibble_words(q, 32 * u, words);
+        for (int a = 0; a < 2; ++a)
+          for (int r = 0; r < kPackRows; ++r)
+            for (int i = 0; i < 4; ++i) {
+              uint8_t h = 0;
+              for (int k = 0; k < 4; ++k) h |= static_cast<uint8_t>((q[r][32 * u + 4 * (4 * a + k) + i] >> 4) << (2 * k));
+              words[(4 + a) * kWord + 4 * r + i] = h;
+            }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void PackedUnmap::operator()(uint8_t* p) const {
+  if (p != nullptr) munmap(p, bytes);
+}
+
+std::unique_ptr<PackedWeights> PackedWeights::pack(PackedLayout layout, GgmlType type,
+                                                   const uint8_t* w, int64_t rows, int64_t cols,
+                                                   size_t row_bytes, ThreadPool* pool) {
+  size_t group_bytes = 0;
+  if (layout == PackedLayout::kQ8_0x16 && type == GgmlType::Q8_0 && cols % 32 == 0)
+    group_bytes = static_cast<size_t>((cols / 32 + 1) / 2) * kQ8_0Unit;
+  else if (layout == PackedLayout::kQ4_Kx16 && type == GgmlType::Q4_K && cols % 256 == 0)
+    group_bytes = static_cast<size_t>(cols / 256) * kQ4_KUnit;
+  else if (layout == PackedLayout::kQ6_Kx16 && type == GgmlType::Q6_K && cols % 256 == 0)
+    group_bytes = static_cast<size_t>(cols / 256) * kQ6_KUnit;
+  if (group_bytes == 0 || rows <= 0) return nullptr;
+  std::unique_ptr<PackedWeights> p(new PackedWeights());
+  p->layout_ = layout;
+  p->rows_ = rows;
+  p->cols_ = cols;
+  p->group_bytes_ = group_bytes;
+  void* base = nullptr;
+  size_t length = 0;
+  uint8_t* start = map_aligned(p->bytes(), &base, &length);
+  // The deleter unmaps the whole mapping, which begins at `base`; keep `start` as an offset.
+  p->data_ = std::unique_ptr<uint8_t, PackedUnmap>(static_cast<uint8_t*>(base), PackedUnmap{length});
+  p->offset_ = static_cast<size_t>(start - static_cast<uint8_t*>(base));
+  // Groups are independent: pack chunks of them on the pool's threads.
+  constexpr int64_t kGroupsPerTask = 64;
+  const int64_t groups = p->groups();
+  auto pack_range = [&](int64_t task, int) {
+    const int64_t g0 = task * kGroupsPerTask, g1 = std::min(groups, g0 + kGroupsPerTask);
+    switch (layout) {
+      case PackedLayout::kQ8_0x16:
+        return pack_q8_0(w, rows, cols, row_bytes, g0, g1, start);
+      case PackedLayout::kQ4_Kx16:
+        return pack_q4_k(w, rows, cols, row_bytes, g0, g1, start);
+      case PackedLayout::kQ6_Kx16:
+        return pack_q6_k(w, rows, cols, row_bytes, g0, g1, start);
+      case PackedLayout::kNone:
+        return;
+    }
+  };
+  const int64_t tasks = (groups + kGroupsPerTask - 1) / kGroupsPerTask;
+  if (pool != nullptr) {
+    pool->parallel_for(tasks, pack_range);
+  } else {
+    for (int64_t t = 0; t < tasks; ++t) pack_range(t, 0);
+  }
+  return p;
+}
+
+}  // namespace duet::cpu
