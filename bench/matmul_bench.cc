@@ -108,7 +108,7 @@ void register_all(duet::ThreadPool& pool) {
   struct Shape {
     int64_t rows, cols, T;
   };
-  const Shape shapes[] = {{1024, 3072, 1}, {151936, 1024, 1}, {1024, 3072, 8}, {1024, 3072, 512}};
+  const Shape shapes[] = {{1024, 3072, 1}, {151936, 1024, 1}, {1024, 3072, 8}, {86016, 1024, 8}, {1024, 3072, 512}};
   for (const Shape& sh : shapes) {
     for (GgmlType type : types) {
       std::vector<int> paths = {-1};

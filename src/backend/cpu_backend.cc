@@ -32,7 +32,8 @@ class CpuBackend final : public Backend {
   bool prepare_weights(const WeightMatrix& w) override {
     if (!cpu::matmul_supports(w.type)) return false;
     if (packed_.count(w.data) != 0) return true;
-    auto p = cpu::pack_for_kernels(k_, w.type, w.data, w.rows, w.cols, w.row_bytes, &pool_);
+    auto p =
+        cpu::pack_for_kernels(k_, w.type, w.data, w.rows, w.cols, w.row_bytes, &arena_, &pool_);
     if (p == nullptr) return false;
     packed_.emplace(w.data, std::move(p));
     return true;
@@ -171,6 +172,7 @@ class CpuBackend final : public Backend {
   const cpu::CpuKernels& k_;
   cpu::MatmulScratch scratch_;
   // Packed copies of the prepared matrices, by the address of their stored data.
+  cpu::PackedArena arena_;
   std::unordered_map<const uint8_t*, std::unique_ptr<cpu::PackedWeights>> packed_;
   std::vector<cpu::AttentionScratch> attn_scratch_;  // one per pool thread
   double rope_mscale_ = 0;

@@ -62,10 +62,11 @@ void convert_activations(const CpuKernels& k, ActFormat format, const float* x, 
 
 std::unique_ptr<PackedWeights> pack_for_kernels(const CpuKernels& k, GgmlType type,
                                                 const uint8_t* w, int64_t rows, int64_t cols,
-                                                size_t row_bytes, ThreadPool* pool) {
+                                                size_t row_bytes, PackedArena* arena,
+                                                ThreadPool* pool) {
   const WeightKernels* wk = k.for_type(type);
   if (wk == nullptr || wk->packed_tile == nullptr) return nullptr;
-  return PackedWeights::pack(wk->packed, type, w, rows, cols, row_bytes, pool);
+  return PackedWeights::pack(wk->packed, type, w, rows, cols, row_bytes, arena, pool);
 }
 
 namespace {

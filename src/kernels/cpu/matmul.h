@@ -56,7 +56,8 @@ bool matmul_supports(GgmlType type);
 // path has none (the matmul then reads the stored rows).
 std::unique_ptr<PackedWeights> pack_for_kernels(const CpuKernels& k, GgmlType type,
                                                 const uint8_t* w, int64_t rows, int64_t cols,
-                                                size_t row_bytes, ThreadPool* pool = nullptr);
+                                                size_t row_bytes, PackedArena* arena = nullptr,
+                                                ThreadPool* pool = nullptr);
 
 // Preconditions: matmul_supports(a.type); a.cols a multiple of the type's block size.
 void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& a);

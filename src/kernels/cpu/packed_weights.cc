@@ -21,21 +21,7 @@ constexpr size_t kQ4_KUnit = 2 * 32 + 2 * 8 * 16 + 8 * 4 * kWord;
 constexpr size_t kQ6_KUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * kWord;
 static_assert(kQ8_0Unit % 64 == 0 && kQ4_KUnit % 64 == 0 && kQ6_KUnit % 64 == 0);
 
-// Anonymous memory aligned to 2 MiB and offered to transparent huge pages: decode walks
-// every packed byte once per token, and 4 KiB pages would cost a TLB miss every 4 KiB.
-// Returns the aligned start; *base and *length describe the whole mapping.
-uint8_t* map_aligned(size_t bytes, void** base, size_t* length) {
-  *length = bytes + kHugePage;
-  void* p = mmap(nullptr, *length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  *base = p;
-  const auto addr = reinterpret_cast<uintptr_t>(p);
-  auto* start = reinterpret_cast<uint8_t*>((addr + kHugePage - 1) / kHugePage * kHugePage);
-#ifdef MADV_HUGEPAGE
-  madvise(start, bytes, MADV_HUGEPAGE);  // advice only: without THP the mapping still works
-#endif
-  return start;
-}
+constexpr size_t kArenaChunk = size_t{64} << 20;
 
 void pack_q8_0(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, int64_t g0,
                int64_t g1, uint8_t* out) {
@@ -163,13 +149,41 @@ void pack_q6_k(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, i
 
 }  // namespace
 
-void PackedUnmap::operator()(uint8_t* p) const {
-  if (p != nullptr) munmap(p, bytes);
+PackedArena::~PackedArena() {
+  for (const Mapping& m : mappings_) munmap(m.base, m.length);
+}
+
+uint8_t* PackedArena::map_chunk(size_t size) {
+  const size_t length = size + kHugePage;
+  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  mappings_.push_back({p, length});
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  auto* start = reinterpret_cast<uint8_t*>((addr + kHugePage - 1) / kHugePage * kHugePage);
+#ifdef MADV_HUGEPAGE
+  madvise(start, size, MADV_HUGEPAGE);  // advice only: without THP the memory still works
+#endif
+  return start;
+}
+
+uint8_t* PackedArena::allocate(size_t bytes) {
+  bytes = (bytes + 63) / 64 * 64;
+  if (bytes > kArenaChunk)  // a large matrix: a mapping of its own
+    return map_chunk((bytes + kHugePage - 1) / kHugePage * kHugePage);
+  if (bytes > static_cast<size_t>(end_ - next_)) {
+    // A new chunk. What was left of the previous one is never touched: it takes no memory.
+    next_ = map_chunk(kArenaChunk);
+    end_ = next_ + kArenaChunk;
+  }
+  uint8_t* out = next_;
+  next_ += bytes;
+  return out;
 }
 
 std::unique_ptr<PackedWeights> PackedWeights::pack(PackedLayout layout, GgmlType type,
                                                    const uint8_t* w, int64_t rows, int64_t cols,
-                                                   size_t row_bytes, ThreadPool* pool) {
+                                                   size_t row_bytes, PackedArena* arena,
+                                                   ThreadPool* pool) {
   size_t group_bytes = 0;
   if (layout == PackedLayout::kQ8_0x16 && type == GgmlType::Q8_0 && cols % 32 == 0)
     group_bytes = static_cast<size_t>((cols / 32 + 1) / 2) * kQ8_0Unit;
@@ -183,12 +197,12 @@ std::unique_ptr<PackedWeights> PackedWeights::pack(PackedLayout layout, GgmlType
   p->rows_ = rows;
   p->cols_ = cols;
   p->group_bytes_ = group_bytes;
-  void* base = nullptr;
-  size_t length = 0;
-  uint8_t* start = map_aligned(p->bytes(), &base, &length);
-  // The deleter unmaps the whole mapping, which begins at `base`; keep `start` as an offset.
-  p->data_ = std::unique_ptr<uint8_t, PackedUnmap>(static_cast<uint8_t*>(base), PackedUnmap{length});
-  p->offset_ = static_cast<size_t>(start - static_cast<uint8_t*>(base));
+  if (arena == nullptr) {
+    p->own_arena_ = std::make_unique<PackedArena>();
+    arena = p->own_arena_.get();
+  }
+  uint8_t* start = arena->allocate(p->bytes());
+  p->data_ = start;
   // Groups are independent: pack chunks of them on the pool's threads.
   constexpr int64_t kGroupsPerTask = 64;
   const int64_t groups = p->groups();

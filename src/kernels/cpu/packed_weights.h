@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "gguf/ggml_type.h"
@@ -46,10 +47,28 @@ constexpr int kPackRows = 16;
 
 enum class PackedLayout { kNone, kQ8_0x16, kQ4_Kx16, kQ6_Kx16 };
 
-// Deleter of the anonymous mapping that holds packed weights.
-struct PackedUnmap {
-  size_t bytes = 0;
-  void operator()(uint8_t* p) const;
+// Memory for packed matrices: anonymous mappings aligned to 2 MiB and advised for
+// transparent huge pages (decode walks every packed byte once per token, and with 4 KiB
+// pages that is a TLB miss every 4 KiB), handed out front to back in 64-byte aligned
+// slices so that small matrices share huge pages. Freed when the arena is destroyed.
+class PackedArena {
+ public:
+  PackedArena() = default;
+  PackedArena(const PackedArena&) = delete;
+  PackedArena& operator=(const PackedArena&) = delete;
+  ~PackedArena();
+
+  uint8_t* allocate(size_t bytes);
+
+ private:
+  struct Mapping {
+    void* base;
+    size_t length;
+  };
+  uint8_t* map_chunk(size_t size);  // size: a multiple of 2 MiB
+  std::vector<Mapping> mappings_;
+  uint8_t* next_ = nullptr;  // free space of the newest chunk: [next_, end_)
+  uint8_t* end_ = nullptr;
 };
 
 class PackedWeights {
@@ -59,24 +78,24 @@ class PackedWeights {
   int64_t cols() const { return cols_; }
   int64_t groups() const { return (rows_ + kPackRows - 1) / kPackRows; }
   size_t group_bytes() const { return group_bytes_; }
-  const uint8_t* group(int64_t g) const {
-    return data_.get() + offset_ + static_cast<size_t>(g) * group_bytes_;
-  }
+  const uint8_t* group(int64_t g) const { return data_ + static_cast<size_t>(g) * group_bytes_; }
   size_t bytes() const { return static_cast<size_t>(groups()) * group_bytes_; }
 
-  // Packs `rows` rows of `cols` values stored as `type` (row r at w + r·row_bytes), on
-  // the pool's threads when one is given. Returns nullptr when `layout` does not apply to
+  // Packs `rows` rows of `cols` values stored as `type` (row r at w + r·row_bytes) into
+  // memory from `arena` (which must outlive the result; nullptr: a private one), on the
+  // pool's threads when one is given. Returns nullptr when `layout` does not apply to
   // `type` or cols is not a whole number of blocks.
   static std::unique_ptr<PackedWeights> pack(PackedLayout layout, GgmlType type, const uint8_t* w,
                                              int64_t rows, int64_t cols, size_t row_bytes,
+                                             PackedArena* arena = nullptr,
                                              ThreadPool* pool = nullptr);
 
  private:
   PackedLayout layout_ = PackedLayout::kNone;
   int64_t rows_ = 0, cols_ = 0;
   size_t group_bytes_ = 0;
-  size_t offset_ = 0;  // of the 2 MiB-aligned start inside the mapping
-  std::unique_ptr<uint8_t, PackedUnmap> data_;
+  std::unique_ptr<PackedArena> own_arena_;
+  uint8_t* data_ = nullptr;
 };
 
 }  // namespace duet::cpu
