@@ -114,10 +114,11 @@ void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const
   if (wk->act != ActFormat::kF32) {
     xs = act_row_bytes(wk->act, cols);
     uint8_t* buf = scratch.get(xs * static_cast<size_t>(T));
-    constexpr int64_t kTokensPerTask = 16;
-    pool.parallel_for(ceil_div(T, kTokensPerTask), [&](int64_t task, int) {
-      const int64_t t0 = task * kTokensPerTask;
-      const int64_t n = std::min(kTokensPerTask, T - t0);
+    // Up to 16 tokens a task, but a small batch still spread over every thread.
+    const int64_t per_task = std::clamp<int64_t>(ceil_div(T, pool.size()), 1, 16);
+    pool.parallel_for(ceil_div(T, per_task), [&](int64_t task, int) {
+      const int64_t t0 = task * per_task;
+      const int64_t n = std::min(per_task, T - t0);
       convert_activations(k, wk->act, a.x + t0 * cols, n, cols, buf + t0 * xs);
     });
     xa = buf;

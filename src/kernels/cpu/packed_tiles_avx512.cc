@@ -175,6 +175,39 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, keep, acc[t]);
 }
 
+// BF16 ×16: one VDPBF16PS per pair of columns and token (a broadcast pair of bf16
+// activations against the pair of 16 rows), four accumulators per token over the pairs
+// in turn so that the chains hide the instruction's latency even for one token; tokens
+// go four at a time (eight would need 32 accumulators).
+template <int NT>
+void bf16x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* x, size_t xs,
+                  float* y, int64_t ldy) {
+  if constexpr (NT > 4) {
+    bf16x16_tile<4>(group, cols, nrows, x, xs, y, ldy);
+    bf16x16_tile<NT - 4>(group, cols, nrows, x + 4 * xs, xs, y + 4 * ldy, ldy);
+  } else {
+    __m512 acc[NT][4];
+    for (int t = 0; t < NT; ++t)
+      for (int i = 0; i < 4; ++i) acc[t][i] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < cols / 2; p += 4) {
+      for (int i = 0; i < 4; ++i) {
+        const __m512bh wv = reinterpret_cast<__m512bh>(
+            _mm512_load_si512(reinterpret_cast<const __m512i*>(group + (p + i) * 64)));
+        for (int t = 0; t < NT; ++t) {
+          const __m512bh av = reinterpret_cast<__m512bh>(
+              broadcast_word(reinterpret_cast<const int8_t*>(x + t * xs + 4 * (p + i))));
+          acc[t][i] = _mm512_dpbf16_ps(acc[t][i], wv, av);
+        }
+      }
+    }
+    const __mmask16 keep = static_cast<__mmask16>((1u << nrows) - 1);
+    for (int t = 0; t < NT; ++t)
+      _mm512_mask_storeu_ps(y + t * ldy, keep,
+                            _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]),
+                                          _mm512_add_ps(acc[t][2], acc[t][3])));
+  }
+}
+
 // Turns the runtime token count (1..kPackedTileTokens) into a template argument.
 template <template <int> class Tile>
 void dispatch_packed(const uint8_t* group, int64_t cols, int nrows, const uint8_t* x, size_t xs,
@@ -212,9 +245,18 @@ struct Q6_KTile {
   static constexpr auto run = q6_kx16_tile<NT>;
 };
 
+template <int NT>
+struct Bf16Tile {
+  static constexpr auto run = bf16x16_tile<NT>;
+};
+
 }  // namespace
 
-void fill_avx512_packed_kernels(CpuKernels& k) {
+void fill_avx512_packed_kernels(CpuKernels& k, bool bf16_dot) {
+  if (bf16_dot) {
+    k.bf16.packed = PackedLayout::kBF16x16;
+    k.bf16.packed_tile = dispatch_packed<Bf16Tile>;
+  }
   k.q8_0.packed = PackedLayout::kQ8_0x16;
   k.q8_0.packed_tile = dispatch_packed<Q8_0Tile>;
   k.q4_k.packed = PackedLayout::kQ4_Kx16;

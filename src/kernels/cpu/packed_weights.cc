@@ -147,6 +147,23 @@ void pack_q6_k(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, i
   }
 }
 
+void pack_bf16(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, int64_t g0,
+               int64_t g1, uint8_t* out) {
+  const int64_t pairs = cols / 2;
+  for (int64_t g = g0; g < g1; ++g) {
+    auto* dst = reinterpret_cast<uint32_t*>(out + g * pairs * kWord);
+    for (int r = 0; r < kPackRows; ++r) {
+      const int64_t row = g * kPackRows + r;
+      const auto* src = reinterpret_cast<const uint32_t*>(w + row * row_bytes);
+      for (int64_t p = 0; p < pairs; ++p) {
+        uint32_t v = 0;  // padding rows: zeros
+        if (row < rows) std::memcpy(&v, src + p, 4);
+        dst[p * kPackRows + r] = v;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 PackedArena::~PackedArena() {
@@ -191,6 +208,8 @@ std::unique_ptr<PackedWeights> PackedWeights::pack(PackedLayout layout, GgmlType
     group_bytes = static_cast<size_t>(cols / 256) * kQ4_KUnit;
   else if (layout == PackedLayout::kQ6_Kx16 && type == GgmlType::Q6_K && cols % 256 == 0)
     group_bytes = static_cast<size_t>(cols / 256) * kQ6_KUnit;
+  else if (layout == PackedLayout::kBF16x16 && type == GgmlType::BF16 && cols % 32 == 0)
+    group_bytes = static_cast<size_t>(cols / 2) * kWord;
   if (group_bytes == 0 || rows <= 0) return nullptr;
   std::unique_ptr<PackedWeights> p(new PackedWeights());
   p->layout_ = layout;
@@ -215,6 +234,8 @@ std::unique_ptr<PackedWeights> PackedWeights::pack(PackedLayout layout, GgmlType
         return pack_q4_k(w, rows, cols, row_bytes, g0, g1, start);
       case PackedLayout::kQ6_Kx16:
         return pack_q6_k(w, rows, cols, row_bytes, g0, g1, start);
+      case PackedLayout::kBF16x16:
+        return pack_bf16(w, rows, cols, row_bytes, g0, g1, start);
       case PackedLayout::kNone:
         return;
     }

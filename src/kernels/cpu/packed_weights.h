@@ -31,6 +31,9 @@
 //   then per 32 columns u (0..7), 384 bytes:
 //   word   nib[4]            low 4 bits, words k and k + 4 as in kQ4_Kx16
 //   word   high[2]           top 2 bits: high[a] byte b holds word 4a + i's bits at 2i
+//
+// kBF16x16 (from BF16, cols a multiple of 32): one word per pair of columns (2p, 2p+1):
+//   lane r = the two bf16 values of row r, as VDPBF16PS pairs them.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +48,7 @@ namespace duet::cpu {
 
 constexpr int kPackRows = 16;
 
-enum class PackedLayout { kNone, kQ8_0x16, kQ4_Kx16, kQ6_Kx16 };
+enum class PackedLayout { kNone, kQ8_0x16, kQ4_Kx16, kQ6_Kx16, kBF16x16 };
 
 // Memory for packed matrices: anonymous mappings aligned to 2 MiB and advised for
 // transparent huge pages (decode walks every packed byte once per token, and with 4 KiB
