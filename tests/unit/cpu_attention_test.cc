@@ -242,5 +242,35 @@ TEST(CpuAttentionPieces, ExpSumIsAccurate) {
   }
 }
 
+// Scores from keys stored as rows against the exact dot products, for one to five query
+// rows and a head size with a tail below the vector width.
+TEST(CpuAttentionPieces, ScoresFromKeyRowsAreDotProducts) {
+  for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (!cpu_isa_supported(isa)) continue;
+    const cpu::CpuKernels& k = cpu::cpu_kernels(isa);
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal;
+    for (int64_t dim : {128, 100}) {
+      for (int64_t nq = 1; nq <= 5; ++nq) {
+        std::vector<float> q(static_cast<size_t>(nq * dim)), keys(static_cast<size_t>(cpu::kAttnKeys * dim));
+        for (float& x : q) x = normal(rng);
+        for (float& x : keys) x = normal(rng);
+        std::vector<float> s(static_cast<size_t>(nq * cpu::kAttnKeys), NAN);
+        k.attn_scores_rows(q.data(), nq, keys.data(), dim, s.data());
+        for (int64_t i = 0; i < nq; ++i)
+          for (int j = 0; j < cpu::kAttnKeys; ++j) {
+            double exact = 0, magnitude = 0;
+            for (int64_t d = 0; d < dim; ++d) {
+              exact += static_cast<double>(q[i * dim + d]) * keys[j * dim + d];
+              magnitude += std::fabs(static_cast<double>(q[i * dim + d]) * keys[j * dim + d]);
+            }
+            ASSERT_LE(std::fabs(s[i * cpu::kAttnKeys + j] - exact), (dim + 2) * kU * magnitude)
+                << cpu_isa_name(isa) << " dim " << dim << " row " << i << " key " << j;
+          }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace duet

@@ -74,6 +74,35 @@ void attn_scores(const float* q, int64_t nq, const float* kt, int64_t dim, float
   for (; i < nq; ++i) scores_rows<1>(q + i * dim, kt, dim, s + i * kAttnKeys);
 }
 
+// Keys as rows: each key row is loaded once per pass and dotted with every query row,
+// four keys at a time so that the horizontal sums of four dots share their shuffles.
+void attn_scores_rows(const float* q, int64_t nq, const float* k, int64_t dim, float* s) {
+  for (int j = 0; j < kAttnKeys; j += 4) {
+    for (int64_t i = 0; i < nq; ++i) {
+      const float* qi = q + i * dim;
+      __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                     _mm256_setzero_ps()};
+      int64_t d = 0;
+      for (; d + 8 <= dim; d += 8) {
+        const __m256 qv = _mm256_loadu_ps(qi + d);
+        for (int u = 0; u < 4; ++u)
+          a[u] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + (j + u) * dim + d), a[u]);
+      }
+      // [a0 a1 a2 a3] → four sums in one vector.
+      const __m256 h01 = _mm256_hadd_ps(a[0], a[1]), h23 = _mm256_hadd_ps(a[2], a[3]);
+      const __m256 h = _mm256_hadd_ps(h01, h23);
+      __m128 sum = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+      alignas(16) float out[4];
+      _mm_store_ps(out, sum);
+      for (int u = 0; u < 4; ++u) {
+        float tail = 0.0f;
+        for (int64_t t = d; t < dim; ++t) tail += qi[t] * k[(j + u) * dim + t];
+        s[i * kAttnKeys + j + u] = out[u] + tail;
+      }
+    }
+  }
+}
+
 float attn_exp_sum(float* s, float m) {
   const __m256 vm = _mm256_set1_ps(m);
   const __m256 e0 = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s), vm));
@@ -138,6 +167,7 @@ void fill_avx2_attention_kernels(CpuKernels& k) {
   k.f16_to_f32 = f16_to_f32;
   k.bf16_to_f32 = bf16_to_f32;
   k.attn_scores = attn_scores;
+  k.attn_scores_rows = attn_scores_rows;
   k.attn_exp_sum = attn_exp_sum;
   k.attn_accumulate = attn_accumulate;
 }

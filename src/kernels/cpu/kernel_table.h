@@ -69,6 +69,10 @@ struct CpuKernels {
   // s[i·kAttnKeys + j] = Σ_d q[i·dim + d] · kt[d·kAttnKeys + j] for i < nq, j < kAttnKeys:
   // the scores of nq query rows against one chunk of keys stored transposed (dim × chunk).
   void (*attn_scores)(const float* q, int64_t nq, const float* kt, int64_t dim, float* s) = nullptr;
+  // The same with the keys stored as rows (chunk × dim): for few query rows (decode), where
+  // transposing a chunk of keys would cost more than the scores themselves.
+  void (*attn_scores_rows)(const float* q, int64_t nq, const float* k, int64_t dim,
+                           float* s) = nullptr;
   // s[j] ← exp(s[j] − m) for j < kAttnKeys (exp(−∞) = 0); returns the sum of the new s[j].
   float (*attn_exp_sum)(float* s, float m) = nullptr;
   // acc[i·dim + d] ← acc[i·dim + d]·corr[i] + Σ_j p[i·kAttnKeys + j] · v[j·dim + d]

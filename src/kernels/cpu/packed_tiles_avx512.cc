@@ -29,10 +29,11 @@
 namespace duet::cpu {
 namespace {
 
+// A 32-bit word read through a may_alias type, so the compiler can fold the broadcast into
+// the instruction that uses it ({1to16} memory operand) instead of a separate VPBROADCASTD.
+using UnalignedWord = int32_t __attribute__((may_alias, aligned(1)));
 inline __m512i broadcast_word(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
+  return _mm512_set1_epi32(*reinterpret_cast<const UnalignedWord*>(p));
 }
 
 template <int NT>
@@ -53,6 +54,7 @@ void q8_0x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
     __m512i codes[8];
     for (int j = 0; j < 8; ++j)
       codes[j] = _mm512_load_si512(reinterpret_cast<const __m512i*>(unit_codes + 64 * j));
+#pragma GCC unroll 8
     for (int t = 0; t < NT; ++t) {
       const int8_t* q = a[t].qs + b * 32;
       __m512i isum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[0], broadcast_word(q));
@@ -95,6 +97,7 @@ void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
         codes[k] = _mm512_and_si512(v, nib);
         codes[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
       }
+#pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) {
         const int8_t* q = a[t].qs + sb * 256 + 32 * j;
         __m512i isum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[0], broadcast_word(q));
@@ -155,6 +158,7 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
         codes[w] = _mm512_ternarylogic_epi32(codes[w], hs[w / 4][w % 4], top2, 0xF8);
       const __m512i sc_lo = _mm512_srai_epi32(_mm512_slli_epi32(pairs[u], 16), 16);
       const __m512i sc_hi = _mm512_srai_epi32(pairs[u], 16);
+#pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) {
         const int8_t* q = a[t].qs + sb * 256 + 32 * u;
         __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[0], broadcast_word(q));
@@ -193,6 +197,7 @@ void bf16x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
       for (int i = 0; i < 4; ++i) {
         const __m512bh wv = reinterpret_cast<__m512bh>(
             _mm512_load_si512(reinterpret_cast<const __m512i*>(group + (p + i) * 64)));
+#pragma GCC unroll 8
         for (int t = 0; t < NT; ++t) {
           const __m512bh av = reinterpret_cast<__m512bh>(
               broadcast_word(reinterpret_cast<const int8_t*>(x + t * xs + 4 * (p + i))));
