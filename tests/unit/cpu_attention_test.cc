@@ -256,7 +256,7 @@ TEST(CpuAttentionPieces, ScoresFromKeyRowsAreDotProducts) {
         for (float& x : q) x = normal(rng);
         for (float& x : keys) x = normal(rng);
         std::vector<float> s(static_cast<size_t>(nq * cpu::kAttnKeys), NAN);
-        k.attn_scores_rows(q.data(), nq, keys.data(), dim, s.data());
+        k.attn_scores(q.data(), nq, keys.data(), dim, s.data());
         for (int64_t i = 0; i < nq; ++i)
           for (int j = 0; j < cpu::kAttnKeys; ++j) {
             double exact = 0, magnitude = 0;

@@ -12,10 +12,7 @@ namespace {
 // chunk of keys and values (every task converts the chunks it reads), few enough that a
 // prompt still makes many tasks.
 constexpr int64_t kRowsPerTask = 64;
-// Up to this many query rows a task reads keys as rows (attn_scores_rows): decode has one
-// token × the group's heads. Measured on eight-sequence decode, the scalar transpose of
-// each chunk of keys was the largest cost of attention.
-constexpr int64_t kKeyRowsMaxQueries = 4;
+
 
 int64_t group_of(const PagedAttentionArgs& a) { return a.n_head / a.n_head_kv; }
 
@@ -106,10 +103,8 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
   s.m.assign(static_cast<size_t>(rows), -INFINITY);
   s.l.assign(static_cast<size_t>(rows), 0.0f);
   s.corr.resize(static_cast<size_t>(rows));
-  s.kt.resize(static_cast<size_t>(dim * kAttnKeys));
   s.k.resize(static_cast<size_t>(kAttnKeys * dim));
   s.v.resize(static_cast<size_t>(kAttnKeys * dim));
-  s.row.resize(static_cast<size_t>(dim));
   const HeadSlice hs{ggml_row_bytes(a.dtype, a.kv_width), kv_head * dim,
                      ggml_row_bytes(a.dtype, kv_head * dim)};
 
@@ -127,30 +122,17 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
   for (int64_t p0 = 0; p0 <= last_pos; p0 += kAttnKeys) {
     const int64_t n = std::min<int64_t>(kAttnKeys, last_pos + 1 - p0);
     prefetch_heads(a, hs, p0 + kAttnKeys, std::min<int64_t>(p0 + 2 * kAttnKeys, last_pos + 1));
-    // Values (chunk × dim) and keys, zero past the context (only the last, partial chunk
-    // has such positions). Few query rows read the keys as rows; more of them share one
-    // transposed copy (dim × chunk), which their score kernel streams once for all.
-    const bool key_rows = rows <= kKeyRowsMaxQueries;
+    // Keys and values (chunk × dim each), zero past the context (only the last, partial
+    // chunk has such positions).
     if (n < kAttnKeys) {
-      if (key_rows)
-        std::fill(s.k.begin() + n * dim, s.k.end(), 0.0f);
-      else
-        std::fill(s.kt.begin(), s.kt.end(), 0.0f);
+      std::fill(s.k.begin() + n * dim, s.k.end(), 0.0f);
       std::fill(s.v.begin() + n * dim, s.v.end(), 0.0f);
     }
     for (int64_t j = 0; j < n; ++j) {
-      if (key_rows) {
-        load_head(k, a, hs, a.k, p0 + j, s.k.data() + j * dim);
-      } else {
-        load_head(k, a, hs, a.k, p0 + j, s.row.data());
-        for (int64_t d = 0; d < dim; ++d) s.kt[d * kAttnKeys + j] = s.row[d];
-      }
+      load_head(k, a, hs, a.k, p0 + j, s.k.data() + j * dim);
       load_head(k, a, hs, a.v, p0 + j, s.v.data() + j * dim);
     }
-    if (key_rows)
-      k.attn_scores_rows(s.q.data(), rows, s.k.data(), dim, s.s.data());
-    else
-      k.attn_scores(s.q.data(), rows, s.kt.data(), dim, s.s.data());
+    k.attn_scores(s.q.data(), rows, s.k.data(), dim, s.s.data());
 
     const bool masking = p0 + kAttnKeys - 1 > first_pos;  // some row cannot see all of it
     for (int64_t r = 0; r < rows; ++r) {

@@ -32,7 +32,7 @@ struct PagedAttentionArgs {
 
 // Per-thread working memory, grown on first use and reused.
 struct AttentionScratch {
-  std::vector<float> q, k, kt, v, s, acc, m, l, corr, row;
+  std::vector<float> q, k, v, s, acc, m, l, corr;
 };
 
 // False for what this kernel does not handle (the caller then uses the reference):

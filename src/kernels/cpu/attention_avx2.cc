@@ -47,59 +47,41 @@ void bf16_to_f32(const uint16_t* x, int64_t n, float* out) {
   }
 }
 
-// Rows of q in groups of NQ: each step over d loads one row of kt (two vectors) and
-// feeds it to NQ broadcast query elements, 2·NQ independent FMA chains.
+// Keys as rows: four keys at a time, their dots with one or two query rows in eight-lane
+// partial sums over d, then one horizontal-add tree for the four. Two rows share each key
+// load; a score's arithmetic is the same whether its row went alone or in a pair.
 template <int NQ>
-void scores_rows(const float* q, const float* kt, int64_t dim, float* s) {
-  __m256 a0[NQ], a1[NQ];
-  for (int r = 0; r < NQ; ++r) a0[r] = a1[r] = _mm256_setzero_ps();
-  for (int64_t d = 0; d < dim; ++d) {
-    const __m256 k0 = _mm256_loadu_ps(kt + d * kAttnKeys);
-    const __m256 k1 = _mm256_loadu_ps(kt + d * kAttnKeys + 8);
-    for (int r = 0; r < NQ; ++r) {
-      const __m256 b = _mm256_broadcast_ss(q + r * dim + d);
-      a0[r] = _mm256_fmadd_ps(b, k0, a0[r]);
-      a1[r] = _mm256_fmadd_ps(b, k1, a1[r]);
+void scores_four_keys(const float* q, const float* k, int64_t dim, float* s) {
+  __m256 a[NQ][4];
+  for (int i = 0; i < NQ; ++i)
+    for (int u = 0; u < 4; ++u) a[i][u] = _mm256_setzero_ps();
+  int64_t d = 0;
+  for (; d + 8 <= dim; d += 8) {
+    __m256 kv[4];
+    for (int u = 0; u < 4; ++u) kv[u] = _mm256_loadu_ps(k + u * dim + d);
+    for (int i = 0; i < NQ; ++i) {
+      const __m256 qv = _mm256_loadu_ps(q + i * dim + d);
+      for (int u = 0; u < 4; ++u) a[i][u] = _mm256_fmadd_ps(qv, kv[u], a[i][u]);
     }
   }
-  for (int r = 0; r < NQ; ++r) {
-    _mm256_storeu_ps(s + r * kAttnKeys, a0[r]);
-    _mm256_storeu_ps(s + r * kAttnKeys + 8, a1[r]);
+  for (int i = 0; i < NQ; ++i) {
+    // [a0 a1 a2 a3] → the four sums in one vector.
+    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a[i][0], a[i][1]), _mm256_hadd_ps(a[i][2], a[i][3]));
+    alignas(16) float out[4];
+    _mm_store_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+    for (int u = 0; u < 4; ++u) {
+      float tail = 0.0f;
+      for (int64_t t = d; t < dim; ++t) tail += q[i * dim + t] * k[u * dim + t];
+      s[i * kAttnKeys + u] = out[u] + tail;
+    }
   }
 }
 
-void attn_scores(const float* q, int64_t nq, const float* kt, int64_t dim, float* s) {
-  int64_t i = 0;
-  for (; i + 4 <= nq; i += 4) scores_rows<4>(q + i * dim, kt, dim, s + i * kAttnKeys);
-  for (; i < nq; ++i) scores_rows<1>(q + i * dim, kt, dim, s + i * kAttnKeys);
-}
-
-// Keys as rows: each key row is loaded once per pass and dotted with every query row,
-// four keys at a time so that the horizontal sums of four dots share their shuffles.
-void attn_scores_rows(const float* q, int64_t nq, const float* k, int64_t dim, float* s) {
+void attn_scores(const float* q, int64_t nq, const float* k, int64_t dim, float* s) {
   for (int j = 0; j < kAttnKeys; j += 4) {
-    for (int64_t i = 0; i < nq; ++i) {
-      const float* qi = q + i * dim;
-      __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                     _mm256_setzero_ps()};
-      int64_t d = 0;
-      for (; d + 8 <= dim; d += 8) {
-        const __m256 qv = _mm256_loadu_ps(qi + d);
-        for (int u = 0; u < 4; ++u)
-          a[u] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + (j + u) * dim + d), a[u]);
-      }
-      // [a0 a1 a2 a3] → four sums in one vector.
-      const __m256 h01 = _mm256_hadd_ps(a[0], a[1]), h23 = _mm256_hadd_ps(a[2], a[3]);
-      const __m256 h = _mm256_hadd_ps(h01, h23);
-      __m128 sum = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-      alignas(16) float out[4];
-      _mm_store_ps(out, sum);
-      for (int u = 0; u < 4; ++u) {
-        float tail = 0.0f;
-        for (int64_t t = d; t < dim; ++t) tail += qi[t] * k[(j + u) * dim + t];
-        s[i * kAttnKeys + j + u] = out[u] + tail;
-      }
-    }
+    int64_t i = 0;
+    for (; i + 2 <= nq; i += 2) scores_four_keys<2>(q + i * dim, k + j * dim, dim, s + i * kAttnKeys + j);
+    if (i < nq) scores_four_keys<1>(q + i * dim, k + j * dim, dim, s + i * kAttnKeys + j);
   }
 }
 
@@ -167,7 +149,6 @@ void fill_avx2_attention_kernels(CpuKernels& k) {
   k.f16_to_f32 = f16_to_f32;
   k.bf16_to_f32 = bf16_to_f32;
   k.attn_scores = attn_scores;
-  k.attn_scores_rows = attn_scores_rows;
   k.attn_exp_sum = attn_exp_sum;
   k.attn_accumulate = attn_accumulate;
 }

@@ -16,16 +16,7 @@ void bf16_to_f32(const uint16_t* x, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(x[i]);
 }
 
-void attn_scores(const float* q, int64_t nq, const float* kt, int64_t dim, float* s) {
-  for (int64_t i = 0; i < nq; ++i)
-    for (int j = 0; j < kAttnKeys; ++j) {
-      float dot = 0.0f;
-      for (int64_t d = 0; d < dim; ++d) dot += q[i * dim + d] * kt[d * kAttnKeys + j];
-      s[i * kAttnKeys + j] = dot;
-    }
-}
-
-void attn_scores_rows(const float* q, int64_t nq, const float* k, int64_t dim, float* s) {
+void attn_scores(const float* q, int64_t nq, const float* k, int64_t dim, float* s) {
   for (int64_t i = 0; i < nq; ++i)
     for (int j = 0; j < kAttnKeys; ++j) {
       float dot = 0.0f;
@@ -61,7 +52,6 @@ void fill_scalar_attention_kernels(CpuKernels& k) {
   k.f16_to_f32 = f16_to_f32;
   k.bf16_to_f32 = bf16_to_f32;
   k.attn_scores = attn_scores;
-  k.attn_scores_rows = attn_scores_rows;
   k.attn_exp_sum = attn_exp_sum;
   k.attn_accumulate = attn_accumulate;
 }

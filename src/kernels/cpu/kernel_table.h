@@ -66,13 +66,11 @@ struct CpuKernels {
   // KV rows stored as F16 / BF16 → float.
   void (*f16_to_f32)(const uint16_t* x, int64_t n, float* out) = nullptr;
   void (*bf16_to_f32)(const uint16_t* x, int64_t n, float* out) = nullptr;
-  // s[i·kAttnKeys + j] = Σ_d q[i·dim + d] · kt[d·kAttnKeys + j] for i < nq, j < kAttnKeys:
-  // the scores of nq query rows against one chunk of keys stored transposed (dim × chunk).
-  void (*attn_scores)(const float* q, int64_t nq, const float* kt, int64_t dim, float* s) = nullptr;
-  // The same with the keys stored as rows (chunk × dim): for few query rows (decode), where
-  // transposing a chunk of keys would cost more than the scores themselves.
-  void (*attn_scores_rows)(const float* q, int64_t nq, const float* k, int64_t dim,
-                           float* s) = nullptr;
+  // s[i·kAttnKeys + j] = Σ_d q[i·dim + d] · k[j·dim + d] for i < nq, j < kAttnKeys: the
+  // scores of nq query rows against one chunk of keys stored as rows (chunk × dim). Each
+  // score's arithmetic is the same whatever nq is, so a prompt's scores do not depend on
+  // how it was cut into chunks.
+  void (*attn_scores)(const float* q, int64_t nq, const float* k, int64_t dim, float* s) = nullptr;
   // s[j] ← exp(s[j] − m) for j < kAttnKeys (exp(−∞) = 0); returns the sum of the new s[j].
   float (*attn_exp_sum)(float* s, float m) = nullptr;
   // acc[i·dim + d] ← acc[i·dim + d]·corr[i] + Σ_j p[i·kAttnKeys + j] · v[j·dim + d]
