@@ -16,10 +16,11 @@ CpuKernels build(CpuIsa isa) {
     fill_avx2_attention_kernels(k);
   }
   if (isa == CpuIsa::kAvx512 || isa == CpuIsa::kAvx512Bf16) {
-    // The element-wise ops and attention are a small share of the time: the AVX2 versions
-    // serve here too.
+    // The element-wise ops and most attention pieces are a small share of the time: the
+    // AVX2 versions serve here too.
     fill_avx2_elementwise_kernels(k);
     fill_avx2_attention_kernels(k);
+    fill_avx512_attention_kernels(k);
     fill_avx512_quant_kernels(k);
     fill_avx512_float_kernels(k, /*bf16_dot=*/isa == CpuIsa::kAvx512Bf16);
     fill_avx512_packed_kernels(k, /*bf16_dot=*/isa == CpuIsa::kAvx512Bf16);  // after the row kernels

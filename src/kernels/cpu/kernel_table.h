@@ -94,6 +94,7 @@ void fill_avx2_float_kernels(CpuKernels& k);
 void fill_avx2_elementwise_kernels(CpuKernels& k);
 void fill_avx2_attention_kernels(CpuKernels& k);
 void fill_avx512_quant_kernels(CpuKernels& k);
+void fill_avx512_attention_kernels(CpuKernels& k);
 void fill_avx512_packed_kernels(CpuKernels& k, bool bf16_dot);
 void fill_avx512_float_kernels(CpuKernels& k, bool bf16_dot);
 
