@@ -53,10 +53,6 @@ size_t resident_bytes() {
   return static_cast<size_t>(resident) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
-}  // namespace duet
-
-namespace duet {
-
 void MappedFile::release(const uint8_t* p, size_t n) const {
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;

@@ -27,7 +27,7 @@ for mode in finish deadline; do
 done
 
 # SIGTERM while one long engine step (a whole prompt in one batch) outlasts the drain window.
-start_server -m "$SERVE_TMP/slow.gguf" --max-batch-tokens 4096 --drain-seconds 0.2 || exit 1
+start_server -m "$SERVE_TMP/slow.gguf" --max-batch-tokens 4096 --drain-seconds 0.1 || exit 1
 run_or_dump env DUET_PORT=$PORT DUET_PID=$SERVER_PID node "$HERE/../node/serve_drain.mjs" longstep
 wait "$SERVER_PID"
 rc=$?

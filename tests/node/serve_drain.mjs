@@ -52,7 +52,7 @@ if (mode === 'longstep') {
       res.on('error', () => resolve('error'));
     });
     req.on('error', () => resolve('error'));
-    req.end(JSON.stringify({ messages: [{ role: 'user', content: 'lorem ipsum '.repeat(40) }], max_tokens: 50,
+    req.end(JSON.stringify({ messages: [{ role: 'user', content: 'lorem ipsum '.repeat(160) }], max_tokens: 50,
                              stream: true, logit_bias: BAN_SPECIAL, reasoning_effort: 'none' }));
   });
   for (let i = 0; i < 400 && !text.includes('"role":"assistant"'); i++) await sleep(10);

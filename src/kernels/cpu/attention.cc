@@ -52,23 +52,6 @@ void load_head(const CpuKernels& k, const PagedAttentionArgs& a, const HeadSlice
   }
 }
 
-// Asks for the head slices of K and V at positions [p0, p1) ahead of use. A task reads a
-// head's slice from each row of a scattered block, which the hardware prefetchers do not
-// see coming: without this, converting the slices waited on memory once per row (measured:
-// f16_to_f32 was 16% of eight-sequence decode).
-void prefetch_heads(const PagedAttentionArgs& a, const HeadSlice& hs, int64_t p0, int64_t p1) {
-  const size_t slice_bytes = ggml_row_bytes(a.dtype, a.head_dim);
-  for (int64_t pos = p0; pos < p1; ++pos) {
-    const int64_t slot = static_cast<int64_t>(a.block_table[pos / a.block_size]) * a.block_size +
-                         pos % a.block_size;
-    const size_t at = static_cast<size_t>(slot) * hs.row_bytes + hs.first_offset;
-    for (size_t b = 0; b < slice_bytes; b += 64) {
-      __builtin_prefetch(a.k + at + b);
-      __builtin_prefetch(a.v + at + b);
-    }
-  }
-}
-
 }  // namespace
 
 bool paged_attention_supported(const PagedAttentionArgs& a) {
@@ -118,10 +101,8 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
     last_pos = std::max(last_pos, a.positions[t]);
   }
 
-  prefetch_heads(a, hs, 0, std::min<int64_t>(kAttnKeys, last_pos + 1));
   for (int64_t p0 = 0; p0 <= last_pos; p0 += kAttnKeys) {
     const int64_t n = std::min<int64_t>(kAttnKeys, last_pos + 1 - p0);
-    prefetch_heads(a, hs, p0 + kAttnKeys, std::min<int64_t>(p0 + 2 * kAttnKeys, last_pos + 1));
     // Keys and values (chunk × dim each), zero past the context (only the last, partial
     // chunk has such positions).
     if (n < kAttnKeys) {

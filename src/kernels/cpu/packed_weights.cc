@@ -154,10 +154,9 @@ void pack_bf16(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, i
     auto* dst = reinterpret_cast<uint32_t*>(out + g * pairs * kWord);
     for (int r = 0; r < kPackRows; ++r) {
       const int64_t row = g * kPackRows + r;
-      const auto* src = reinterpret_cast<const uint32_t*>(w + row * row_bytes);
       for (int64_t p = 0; p < pairs; ++p) {
         uint32_t v = 0;  // padding rows: zeros
-        if (row < rows) std::memcpy(&v, src + p, 4);
+        if (row < rows) std::memcpy(&v, w + row * row_bytes + 4 * p, 4);
         dst[p * kPackRows + r] = v;
       }
     }
