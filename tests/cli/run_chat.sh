@@ -18,7 +18,8 @@ n=$(grep -oE '^\[[0-9]+ tokens' "$T/once.err" | grep -oE '[0-9]+')
 grep -q 'non-thinking mode' "$T/once.err" || fail "one-shot: --think off did not run non-thinking"
 grep -q 'demo model' "$T/once.err" || fail "no -m: the demo model is not announced"
 grep -q '\[thinking\]' "$T/once.out" && fail "non-thinking reply shows a reasoning block"
-grep -q $'\x1b' "$T/once.out" && fail "ANSI escapes written to a pipe"
+# Only duet's own styling counts: the demo model writes random bytes, ESC among them.
+grep -qE $'\x1b\[[02]m' "$T/once.out" && fail "ANSI styling written to a pipe"
 
 # Thinking mode: the mode is reported; any reasoning shown is closed by its end marker.
 "$DUET" run "prove that 17 is prime" --think on -n 40 -t 1 >"$T/think.out" 2>"$T/think.err" || fail "thinking exit status"
