@@ -36,6 +36,22 @@ inline __m512i broadcast_word(const int8_t* p) {
   return _mm512_set1_epi32(*reinterpret_cast<const UnalignedWord*>(p));
 }
 
+// Lane r of acc[t] is output (row r, token t); rows past nrows are padding.
+template <int NT>
+inline void store_rows(const __m512 (&acc)[NT], int nrows, float* y, int64_t ldy) {
+  const __mmask16 keep = static_cast<__mmask16>((1u << nrows) - 1);
+  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, keep, acc[t]);
+}
+
+// The one float step of a K-quant super-block: acc += total · d · dx.
+template <int NT>
+inline void finish_super_block(const __m512i (&total)[NT], __m512 d, const Q8x256Row (&a)[NT],
+                               int64_t sb, __m512 (&acc)[NT]) {
+  for (int t = 0; t < NT; ++t)
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]), _mm512_mul_ps(d, _mm512_set1_ps(a[t].d[sb])),
+                             acc[t]);
+}
+
 template <int NT>
 void q8_0x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* x, size_t xs,
                   float* y, int64_t ldy) {
@@ -64,8 +80,7 @@ void q8_0x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
       acc[t] = _mm512_fnmadd_ps(dw_shift, _mm512_set1_ps(a[t].s[b]), acc[t]);
     }
   }
-  const __mmask16 keep = static_cast<__mmask16>((1u << nrows) - 1);
-  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, keep, acc[t]);
+  store_rows<NT>(acc, nrows, y, ldy);
 }
 
 template <int NT>
@@ -106,12 +121,9 @@ void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
         acc[t] = _mm512_fnmadd_ps(mins, _mm512_set1_ps(a[t].s32[sb * 8 + j]), acc[t]);
       }
     }
-    for (int t = 0; t < NT; ++t)
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]), _mm512_mul_ps(d, _mm512_set1_ps(a[t].d[sb])),
-                               acc[t]);
+    finish_super_block<NT>(total, d, a, sb, acc);
   }
-  const __mmask16 keep = static_cast<__mmask16>((1u << nrows) - 1);
-  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, keep, acc[t]);
+  store_rows<NT>(acc, nrows, y, ldy);
 }
 
 template <int NT>
@@ -171,12 +183,9 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
                                                                 _mm512_mullo_epi32(hi, sc_hi)));
       }
     }
-    for (int t = 0; t < NT; ++t)
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]), _mm512_mul_ps(d, _mm512_set1_ps(a[t].d[sb])),
-                               acc[t]);
+    finish_super_block<NT>(total, d, a, sb, acc);
   }
-  const __mmask16 keep = static_cast<__mmask16>((1u << nrows) - 1);
-  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, keep, acc[t]);
+  store_rows<NT>(acc, nrows, y, ldy);
 }
 
 // BF16 ×16: one VDPBF16PS per pair of columns and token (a broadcast pair of bf16
@@ -205,11 +214,10 @@ void bf16x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
         }
       }
     }
-    const __mmask16 keep = static_cast<__mmask16>((1u << nrows) - 1);
+    __m512 sum[NT];
     for (int t = 0; t < NT; ++t)
-      _mm512_mask_storeu_ps(y + t * ldy, keep,
-                            _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]),
-                                          _mm512_add_ps(acc[t][2], acc[t][3])));
+      sum[t] = _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2], acc[t][3]));
+    store_rows<NT>(sum, nrows, y, ldy);
   }
 }
 
