@@ -75,6 +75,9 @@ class Backend {
   // reference kernel; backends override it with faster ones.
   virtual void attention_paged(const float* q, const PagedKvView& kv, const int32_t* positions,
                                int64_t n_tokens, const AttentionShape& shape, float* out);
+  // Stores n floats as `dtype` (a KV cache type: F32, F16, BF16 or Q8_0) at out, the bytes
+  // ref::quantize_row gives: the KV cache's writes. The default is that reference.
+  virtual void encode_row(GgmlType dtype, const float* x, int64_t n, uint8_t* out);
   virtual void swiglu(const float* gate, const float* up, int64_t n, float* out) = 0;
   virtual void add_inplace(float* x, const float* y, int64_t n) = 0;
 };

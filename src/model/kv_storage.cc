@@ -2,9 +2,7 @@
 
 #include <sys/mman.h>
 
-#include <vector>
 
-#include "kernels/ref/quantize.h"
 
 namespace duet {
 
@@ -52,14 +50,8 @@ uint8_t* KvStorage::layer_base(int64_t layer, int kv) const {
   return base_ + (static_cast<size_t>(layer) * 2 + static_cast<size_t>(kv)) * layer_bytes_;
 }
 
-void KvStorage::write(int64_t layer, int64_t slot, const float* k_row, const float* v_row) {
-  thread_local std::vector<uint8_t> buf;
-  for (int kv = 0; kv < 2; ++kv) {
-    buf.clear();
-    // Every KV type has a quantizer (checked in create()), so this cannot fail.
-    (void)ref::quantize_row(dtype_, kv == 0 ? k_row : v_row, kv_width_, buf);
-    std::copy(buf.begin(), buf.end(), layer_base(layer, kv) + static_cast<size_t>(slot) * row_bytes_);
-  }
+uint8_t* KvStorage::row(int64_t layer, int kv, int64_t slot) const {
+  return layer_base(layer, kv) + static_cast<size_t>(slot) * row_bytes_;
 }
 
 PagedKvView KvStorage::view(int64_t layer, const int32_t* block_table) const {

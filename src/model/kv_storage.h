@@ -34,9 +34,11 @@ class KvStorage {
   size_t bytes() const { return bytes_; }
   size_t bytes_per_block() const;
 
-  // Stores the K and V rows of one position (kv_width floats each) of layer `layer` into
-  // row `slot` = block * block_size + offset.
-  void write(int64_t layer, int64_t slot, const float* k_row, const float* v_row);
+  // Where the K (kv = 0) or V (kv = 1) row of one position of layer `layer` is stored:
+  // row_bytes() bytes (kv_width values of dtype()) at row `slot` = block * block_size +
+  // offset. The model writes them through Backend::encode_row.
+  uint8_t* row(int64_t layer, int kv, int64_t slot) const;
+  size_t row_bytes() const { return row_bytes_; }
   PagedKvView view(int64_t layer, const int32_t* block_table) const;
 
  private:

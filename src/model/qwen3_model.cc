@@ -76,7 +76,8 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
       const int64_t row = b.first[ci] + static_cast<int64_t>(t);
       const int64_t pos = b.positions[row];
       const int64_t slot = static_cast<int64_t>(ch.block_table[pos / bs]) * bs + pos % bs;
-      kv.write(il, slot, k.data() + row * c.kv_width(), v.data() + row * c.kv_width());
+      be.encode_row(kv.dtype(), k.data() + row * c.kv_width(), c.kv_width(), kv.row(il, 0, slot));
+      be.encode_row(kv.dtype(), v.data() + row * c.kv_width(), c.kv_width(), kv.row(il, 1, slot));
     }
   }
   std::vector<float> att(q.size());

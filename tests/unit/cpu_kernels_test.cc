@@ -437,6 +437,37 @@ TEST_P(CpuIsaTest, SwigluMatchesReference) {
   }
 }
 
+// The KV cache's float → F16 writes: the same bytes as float_to_fp16 for normal values,
+// halfway cases, values that round into or out of the subnormals, overflow to infinity and
+// infinities; a NaN stays a NaN. 1003 values, so the SIMD loop has a tail.
+TEST_P(CpuIsaTest, F32ToF16MatchesHalfH) {
+  const CpuKernels& k = cpu_kernels(GetParam());
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<uint32_t> bits;
+  std::vector<float> x(1003);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint32_t b = bits(rng);
+    // Exponents around F16's range (2^-26 … 2^17) and a few anywhere.
+    const uint32_t e = i % 10 == 0 ? (b >> 23) & 0xFF : 101 + (b >> 23) % 44;
+    const uint32_t u = (b & 0x807FFFFFu) | (e << 23);
+    std::memcpy(&x[i], &u, 4);
+  }
+  x[0] = 65520.0f;  // halfway to the next step past 65504: infinity
+  x[1] = -INFINITY;
+  x[2] = std::ldexp(1.0f, -25);  // half of the smallest subnormal: ties to zero
+  x[3] = 1.0f + std::ldexp(1.0f, -11);  // halfway between 1 and the next F16: ties to even
+  x[4] = NAN;
+  std::vector<uint16_t> got(x.size());
+  k.f32_to_f16(x.data(), static_cast<int64_t>(x.size()), got.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(fp16_to_float(got[i]))) << i;
+      continue;
+    }
+    ASSERT_EQ(got[i], float_to_fp16(x[i])) << "x = " << x[i] << " (" << i << ")";
+  }
+}
+
 TEST_P(CpuIsaTest, AddIsExact) {
   ThreadPool pool(3);
   auto be = make_cpu_backend(pool, GetParam());

@@ -35,6 +35,14 @@ void f16_to_f32(const uint16_t* x, int64_t n, float* out) {
   for (; i < n; ++i) out[i] = _cvtsh_ss(x[i]);
 }
 
+void f32_to_f16(const float* x, int64_t n, uint16_t* out) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) out[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
+}
+
 void bf16_to_f32(const uint16_t* x, int64_t n, float* out) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -147,6 +155,7 @@ void attn_accumulate(const float* p, int64_t nq, const float* v, int64_t dim, co
 
 void fill_avx2_attention_kernels(CpuKernels& k) {
   k.f16_to_f32 = f16_to_f32;
+  k.f32_to_f16 = f32_to_f16;
   k.bf16_to_f32 = bf16_to_f32;
   k.attn_scores = attn_scores;
   k.attn_exp_sum = attn_exp_sum;

@@ -12,6 +12,10 @@ void f16_to_f32(const uint16_t* x, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = fp16_to_float(x[i]);
 }
 
+void f32_to_f16(const float* x, int64_t n, uint16_t* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = float_to_fp16(x[i]);
+}
+
 void bf16_to_f32(const uint16_t* x, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(x[i]);
 }
@@ -50,6 +54,7 @@ void attn_accumulate(const float* p, int64_t nq, const float* v, int64_t dim, co
 
 void fill_scalar_attention_kernels(CpuKernels& k) {
   k.f16_to_f32 = f16_to_f32;
+  k.f32_to_f16 = f32_to_f16;
   k.bf16_to_f32 = bf16_to_f32;
   k.attn_scores = attn_scores;
   k.attn_exp_sum = attn_exp_sum;

@@ -65,6 +65,9 @@ struct CpuKernels {
   // kAttnKeys positions (zero-padded), so a chunk of scores is one or two vectors.
   // KV rows stored as F16 / BF16 → float.
   void (*f16_to_f32)(const uint16_t* x, int64_t n, float* out) = nullptr;
+  // float → F16 rounded to nearest even, the bytes of base/half.h's float_to_fp16 for every
+  // non-NaN input (the KV cache's writes).
+  void (*f32_to_f16)(const float* x, int64_t n, uint16_t* out) = nullptr;
   void (*bf16_to_f32)(const uint16_t* x, int64_t n, float* out) = nullptr;
   // s[i·kAttnKeys + j] = Σ_d q[i·dim + d] · k[j·dim + d] for i < nq, j < kAttnKeys: the
   // scores of nq query rows against one chunk of keys stored as rows (chunk × dim). Each
