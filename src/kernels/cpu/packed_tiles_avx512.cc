@@ -22,7 +22,6 @@
 #pragma GCC diagnostic pop
 
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/cpu/kernel_table.h"
 

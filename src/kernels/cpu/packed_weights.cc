@@ -7,7 +7,6 @@
 #include <new>
 
 #include "base/half.h"
-
 #include "kernels/cpu/kquant_scales.h"
 #include "kernels/ref/quant_blocks.h"
 
