@@ -8,10 +8,10 @@
 
 namespace duet {
 
-void Backend::attention_paged(const float* q, const PagedKvView& kv, const int32_t* positions,
-                              int64_t n_tokens, const AttentionShape& s, float* out) {
-  ref::attention_paged(q, kv.k, kv.v, kv.dtype, kv.block_size, kv.kv_width, kv.block_table,
-                       positions, n_tokens, s.n_head, s.n_head_kv, s.head_dim, s.scale, out);
+void Backend::attention_paged(std::span<const PagedAttentionCall> calls, const AttentionShape& s) {
+  for (const PagedAttentionCall& c : calls)
+    ref::attention_paged(c.q, c.kv, c.positions, c.n_tokens, s.n_head, s.n_head_kv, s.head_dim,
+                         s.scale, c.out);
 }
 
 void Backend::encode_row(GgmlType dtype, const float* x, int64_t n, uint8_t* out) {

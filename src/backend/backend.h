@@ -6,10 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "gguf/ggml_type.h"
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/paged_kv_view.h"
 
 namespace duet {
 
@@ -24,24 +26,23 @@ struct WeightMatrix {
   const uint8_t* data = nullptr;
 };
 
-// One layer of the paged KV cache as one sequence sees it. K and V are stored as `dtype`
-// (F32, F16 or BF16) in blocks of block_size positions × kv_width values; position p of the
-// sequence lives in block block_table[p / block_size], row p % block_size.
-struct PagedKvView {
-  const uint8_t* k = nullptr;  // layer base of K blocks
-  const uint8_t* v = nullptr;  // layer base of V blocks
-  GgmlType dtype = GgmlType::F32;
-  int64_t block_size = 16;
-  int64_t kv_width = 0;  // n_head_kv × head_dim
-  const int32_t* block_table = nullptr;
-};
-
 // Dimensions of one attention call.
 struct AttentionShape {
   int64_t n_head = 0;
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;
   float scale = 1.0f;  // applied to q·k before the softmax
+};
+
+// One sequence's part of a step's attention: its queries [n_tokens × n_head × head_dim] at
+// `positions` (query t sees cache positions 0..positions[t]), over its cache; `out` has the
+// shape of q.
+struct PagedAttentionCall {
+  const float* q = nullptr;
+  PagedKvView kv;
+  const int32_t* positions = nullptr;
+  int64_t n_tokens = 0;
+  float* out = nullptr;
 };
 
 class Backend {
@@ -71,10 +72,10 @@ class Backend {
   virtual void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
                          const int32_t* positions, int64_t n_tokens, const AttentionShape& shape,
                          float* out) = 0;
-  // Causal attention of one sequence's queries over its paged KV cache. The default is the
+  // Causal attention of a step's sequences, each over its own paged KV cache, in one call
+  // so that a backend spreads all of them over its threads at once. The default is the
   // reference kernel; backends override it with faster ones.
-  virtual void attention_paged(const float* q, const PagedKvView& kv, const int32_t* positions,
-                               int64_t n_tokens, const AttentionShape& shape, float* out);
+  virtual void attention_paged(std::span<const PagedAttentionCall> calls, const AttentionShape& shape);
   // Stores n floats as `dtype` (a KV cache type: F32, F16, BF16 or Q8_0) at out, the bytes
   // ref::quantize_row gives: the KV cache's writes. The default is that reference.
   virtual void encode_row(GgmlType dtype, const float* x, int64_t n, uint8_t* out);

@@ -99,34 +99,44 @@ class CpuBackend final : public Backend {
       return;
     }
     const int32_t block_table[1] = {0};
-    const PagedKvView view{reinterpret_cast<const uint8_t*>(k), reinterpret_cast<const uint8_t*>(v),
-                           GgmlType::F32, n_ctx, kv_stride, block_table};
-    attention_paged(q, view, positions, n_tokens, s, out);
+    const PagedAttentionCall call{
+        q,
+        PagedKvView::position_major(reinterpret_cast<const uint8_t*>(k), reinterpret_cast<const uint8_t*>(v),
+                                    GgmlType::F32, n_ctx, s.n_head_kv, s.head_dim, block_table),
+        positions, n_tokens, out};
+    attention_paged(std::span<const PagedAttentionCall>(&call, 1), s);
   }
 
-  void attention_paged(const float* q, const PagedKvView& kv, const int32_t* positions,
-                       int64_t n_tokens, const AttentionShape& s, float* out) override {
-    cpu::PagedAttentionArgs a;
-    a.q = q;
-    a.k = kv.k;
-    a.v = kv.v;
-    a.dtype = kv.dtype;
-    a.block_size = kv.block_size;
-    a.kv_width = kv.kv_width;
-    a.block_table = kv.block_table;
-    a.positions = positions;
-    a.n_tokens = n_tokens;
-    a.n_head = s.n_head;
-    a.n_head_kv = s.n_head_kv;
-    a.head_dim = s.head_dim;
-    a.scale = s.scale;
-    a.out = out;
-    if (!cpu::paged_attention_supported(a)) {
-      Backend::attention_paged(q, kv, positions, n_tokens, s, out);
-      return;
+  // Every sequence's tasks (KV head × query tile) in one parallel_for: a decode step's
+  // sequences have a few tasks each, too few to keep the threads busy one sequence at a time.
+  void attention_paged(std::span<const PagedAttentionCall> calls, const AttentionShape& s) override {
+    auto& args = attn_args_;
+    auto& first_task = attn_first_task_;
+    args.clear();
+    first_task.assign(1, 0);
+    for (const PagedAttentionCall& c : calls) {
+      cpu::PagedAttentionArgs a;
+      a.q = c.q;
+      a.kv = c.kv;
+      a.positions = c.positions;
+      a.n_tokens = c.n_tokens;
+      a.n_head = s.n_head;
+      a.n_head_kv = s.n_head_kv;
+      a.head_dim = s.head_dim;
+      a.scale = s.scale;
+      a.out = c.out;
+      if (!cpu::paged_attention_supported(a)) {
+        Backend::attention_paged(std::span<const PagedAttentionCall>(&c, 1), s);
+        continue;
+      }
+      args.push_back(a);
+      first_task.push_back(first_task.back() + cpu::paged_attention_tasks(a));
     }
-    pool_.parallel_for(cpu::paged_attention_tasks(a), [&](int64_t task, int thread) {
-      cpu::paged_attention_task(k_, a, task, attn_scratch_[static_cast<size_t>(thread)]);
+    pool_.parallel_for(first_task.back(), [&](int64_t task, int thread) {
+      // The call holding this task: the last whose first task is not after it.
+      const size_t i = static_cast<size_t>(std::upper_bound(first_task.begin(), first_task.end(), task) -
+                                           first_task.begin()) - 1;
+      cpu::paged_attention_task(k_, args[i], task - first_task[i], attn_scratch_[static_cast<size_t>(thread)]);
     });
   }
 
@@ -184,6 +194,8 @@ class CpuBackend final : public Backend {
   cpu::PackedArena arena_;
   std::unordered_map<const uint8_t*, std::unique_ptr<cpu::PackedWeights>> packed_;
   std::vector<cpu::AttentionScratch> attn_scratch_;  // one per pool thread
+  std::vector<cpu::PagedAttentionArgs> attn_args_;    // one attention_paged call's sequences
+  std::vector<int64_t> attn_first_task_;              // their first task; last: the task count
   double rope_mscale_ = 0;
   std::vector<double> rope_freq_;
   std::vector<int32_t> rope_pos_;

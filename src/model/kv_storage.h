@@ -1,7 +1,9 @@
 // The memory of the paged KV cache: for every layer, K and V blocks of block_size
 // positions × kv_width values, stored as F32, F16, BF16 or Q8_0 (a quarter of F32's size,
-// for long contexts). Which block belongs to whom is
-// the engine's business (kv/block_manager.h); this class only holds and converts rows.
+// for long contexts). A block is head-major — n_head_kv runs of block_size × head_dim — so
+// that attention, one KV head at a time, reads contiguous memory (kernels/paged_kv_view.h).
+// Which block belongs to whom is the engine's business (kv/block_manager.h); this class
+// only says where values are.
 //
 // The buffer is reserved with mmap and faulted in on first write, so resident memory
 // follows the blocks actually used, not the budget.
@@ -34,20 +36,20 @@ class KvStorage {
   size_t bytes() const { return bytes_; }
   size_t bytes_per_block() const;
 
-  // Where the K (kv = 0) or V (kv = 1) row of one position of layer `layer` is stored:
-  // row_bytes() bytes (kv_width values of dtype()) at row `slot` = block * block_size +
-  // offset. The model writes them through Backend::encode_row.
-  uint8_t* row(int64_t layer, int kv, int64_t slot) const;
-  size_t row_bytes() const { return row_bytes_; }
+  // Where KV head `head` of the K (kv = 0) or V (kv = 1) row of layer `layer` at `slot`
+  // (= block * block_size + offset) is stored: head_dim values of dtype(). The model writes
+  // them through Backend::encode_row.
+  uint8_t* head(int64_t layer, int kv, int64_t slot, int64_t head) const;
   PagedKvView view(int64_t layer, const int32_t* block_table) const;
 
  private:
   KvStorage() = default;
   uint8_t* layer_base(int64_t layer, int kv) const;  // kv: 0 = K, 1 = V
 
-  int64_t n_layer_ = 0, n_blocks_ = 0, block_size_ = 0, kv_width_ = 0;
+  int64_t n_layer_ = 0, n_blocks_ = 0, block_size_ = 0, n_head_kv_ = 0, head_dim_ = 0;
   GgmlType dtype_ = GgmlType::F16;
-  size_t row_bytes_ = 0;
+  size_t head_bytes_ = 0;   // one head of one position
+  size_t block_bytes_ = 0;  // one block of one of K or V of one layer
   size_t layer_bytes_ = 0;  // one of K or V of one layer
   uint8_t* base_ = nullptr;
   size_t bytes_ = 0;

@@ -76,18 +76,23 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
       const int64_t row = b.first[ci] + static_cast<int64_t>(t);
       const int64_t pos = b.positions[row];
       const int64_t slot = static_cast<int64_t>(ch.block_table[pos / bs]) * bs + pos % bs;
-      be.encode_row(kv.dtype(), k.data() + row * c.kv_width(), c.kv_width(), kv.row(il, 0, slot));
-      be.encode_row(kv.dtype(), v.data() + row * c.kv_width(), c.kv_width(), kv.row(il, 1, slot));
+      for (int64_t hd = 0; hd < c.n_head_kv; ++hd) {
+        const int64_t at = row * c.kv_width() + hd * c.head_dim;
+        be.encode_row(kv.dtype(), k.data() + at, c.head_dim, kv.head(il, 0, slot, hd));
+        be.encode_row(kv.dtype(), v.data() + at, c.head_dim, kv.head(il, 1, slot, hd));
+      }
     }
   }
   std::vector<float> att(q.size());
+  std::vector<PagedAttentionCall> calls;
+  calls.reserve(b.chunks.size());
   for (size_t ci = 0; ci < b.chunks.size(); ++ci) {
     const ForwardChunk& ch = b.chunks[ci];
     const int64_t row = b.first[ci];
-    be.attention_paged(q.data() + row * c.q_width(), kv.view(il, ch.block_table.data()),
-                       b.positions.data() + row, static_cast<int64_t>(ch.tokens.size()), shape,
-                       att.data() + row * c.q_width());
+    calls.push_back({q.data() + row * c.q_width(), kv.view(il, ch.block_table.data()), b.positions.data() + row,
+                     static_cast<int64_t>(ch.tokens.size()), att.data() + row * c.q_width()});
   }
+  be.attention_paged(calls, shape);
   be.matmul(L.wo, att.data(), n, h.data());
   be.add_inplace(x.data(), h.data(), n * c.n_embd);
 }

@@ -1,7 +1,9 @@
 // The CPU backend's paged attention (kernels/cpu/attention.cc on each ISA path's pieces)
-// against the reference (kernels/ref, double precision), over GQA shapes, KV types, block
-// sizes that do and do not divide the key chunk, scrambled block tables, prefill from
-// position 0, a chunk continuing a context, and single-token decode.
+// against the reference (kernels/ref, double precision), over GQA shapes, KV types, both
+// cache layouts (head-major blocks as KvStorage keeps them, position-major rows as a plain
+// array is), block sizes that do and do not divide the key chunk, scrambled block tables,
+// prefill from position 0, a chunk continuing a context, single-token decode, and several
+// sequences in one call.
 //
 // Bound per output element, derived from the data: the fast kernel computes each score in
 // float (error ≤ (dim + 4)·u·Σ_d |q_d·k_d|·scale =: δ), exponentiates with relative error
@@ -15,6 +17,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,44 +42,51 @@ struct Case {
   GgmlType dtype;
   Shape shape;
   int64_t block_size;
+  bool head_major;
 };
 
 std::string describe(const Case& c) {
   return std::string(ggml_type_name(c.dtype)) + " heads " + std::to_string(c.shape.n_head) + "/" +
          std::to_string(c.shape.n_head_kv) + " dim " + std::to_string(c.shape.head_dim) +
-         " block " + std::to_string(c.block_size);
+         " block " + std::to_string(c.block_size) + (c.head_major ? " head-major" : " position-major");
 }
 
 std::vector<Case> all_cases() {
   const GgmlType types[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0};
   // Qwen3's shape; a wide group; an odd head size; equal heads; a head size with a
-  // 32-wide body and an 8-wide remainder; Q8_0 heads that split a block (the kernel
-  // leaves those to the reference). Q8_0 rows must hold whole blocks.
+  // 32-wide body and an 8-wide remainder; a small head. A Q8_0 head is whole blocks.
   const Shape shapes[] = {{16, 8, 128}, {8, 1, 32}, {6, 3, 20}, {2, 2, 64}, {4, 2, 40}, {8, 4, 16}, {4, 1, 64}};
   std::vector<Case> cases;
   for (GgmlType t : types)
     for (const Shape& s : shapes)
-      if ((s.n_head_kv * s.head_dim) % ggml_traits(t).block_elems == 0)
-        for (int64_t bs : {16, 5}) cases.push_back({t, s, bs});
+      for (bool head_major : {true, false}) {
+        if (s.head_dim % ggml_traits(t).block_elems != 0) continue;
+        for (int64_t bs : {16, 5}) cases.push_back({t, s, bs, head_major});
+      }
   return cases;
 }
 
 // A KV cache of n_ctx positions spread over blocks in scrambled order.
 struct TestCache {
+  Shape shape;
   GgmlType dtype;
-  int64_t block_size, kv_width;
   std::vector<int32_t> block_table;
   std::vector<uint8_t> k, v;
   std::vector<float> k_f32, v_f32;  // what the stored rows decode to, by position
+  PagedKvView layout;               // strides; k and v pointed at by view()
 
-  TestCache(GgmlType type, int64_t bs, int64_t width, int64_t n_ctx, std::mt19937& rng)
-      : dtype(type), block_size(bs), kv_width(width) {
+  TestCache(const Case& c, int64_t n_ctx, std::mt19937& rng) : shape(c.shape), dtype(c.dtype) {
+    const int64_t bs = c.block_size, width = shape.n_head_kv * shape.head_dim;
     const int64_t n_blocks = (n_ctx + bs - 1) / bs + 3;  // some never used
     block_table.resize(static_cast<size_t>(n_blocks));
     std::iota(block_table.begin(), block_table.end(), 0);
     std::shuffle(block_table.begin(), block_table.end(), rng);
-    const size_t row_bytes = ggml_row_bytes(type, width);
-    k.assign(row_bytes * n_blocks * bs, 0xA5);  // garbage in rows nobody may read
+    layout = c.head_major
+                 ? PagedKvView::head_major(nullptr, nullptr, dtype, bs, shape.n_head_kv, shape.head_dim, block_table.data())
+                 : PagedKvView::position_major(nullptr, nullptr, dtype, bs, shape.n_head_kv, shape.head_dim,
+                                               block_table.data());
+    const size_t row_bytes = ggml_row_bytes(dtype, width);
+    k.assign(layout.block_stride * n_blocks, 0xA5);  // garbage where nobody may read
     v.assign(k.size(), 0x5A);
     k_f32.resize(static_cast<size_t>(n_ctx * width));
     v_f32.resize(k_f32.size());
@@ -84,21 +94,81 @@ struct TestCache {
     std::vector<float> row(static_cast<size_t>(width));
     std::vector<uint8_t> bytes;
     for (int64_t p = 0; p < n_ctx; ++p) {
-      const size_t slot = static_cast<size_t>(block_table[p / bs]) * bs + p % bs;
       for (auto* dst : {&k, &v}) {
         for (float& x : row) x = normal(rng) * 2.0f;
         bytes.clear();  // quantize_row appends
-        EXPECT_TRUE(ref::quantize_row(type, row.data(), width, bytes).is_ok());
-        std::copy(bytes.begin(), bytes.end(), dst->begin() + slot * row_bytes);
-        ref::dequantize_row(type, bytes.data(), (dst == &k ? k_f32 : v_f32).data() + p * width, width);
+        EXPECT_TRUE(ref::quantize_row(dtype, row.data(), width, bytes).is_ok());
+        EXPECT_EQ(bytes.size(), row_bytes);
+        if (c.head_major) {  // each head's bytes to its own place (heads are whole blocks)
+          const size_t head_bytes = row_bytes / static_cast<size_t>(shape.n_head_kv);
+          for (int64_t h = 0; h < shape.n_head_kv; ++h)
+            std::copy_n(bytes.begin() + h * head_bytes, head_bytes, dst->begin() + layout.offset(h, p));
+        } else {
+          std::copy(bytes.begin(), bytes.end(), dst->begin() + layout.offset(0, p));
+        }
+        ref::dequantize_row(dtype, bytes.data(), (dst == &k ? k_f32 : v_f32).data() + p * width, width);
       }
     }
   }
 
   PagedKvView view() const {
-    return {k.data(), v.data(), dtype, block_size, kv_width, block_table.data()};
+    PagedKvView view = layout;
+    view.k = k.data();
+    view.v = v.data();
+    return view;
   }
 };
+
+AttentionShape shape_of(const Shape& s) {
+  return {s.n_head, s.n_head_kv, s.head_dim, static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)))};
+}
+
+// Queries of n_head heads at `positions`, one row per token.
+std::vector<float> random_queries(const Shape& s, size_t n_tokens, std::mt19937& rng) {
+  std::normal_distribution<float> normal;
+  std::vector<float> q(n_tokens * static_cast<size_t>(s.n_head * s.head_dim));
+  for (float& x : q) x = normal(rng) * 1.5f;
+  return q;
+}
+
+// `got` against the double-precision reference over the cache's decoded values, within the
+// bound derived in the header comment.
+void expect_matches_reference(const TestCache& cache, const std::vector<float>& q,
+                              const std::vector<int32_t>& positions, const std::vector<float>& got) {
+  const Shape& s = cache.shape;
+  const AttentionShape shape = shape_of(s);
+  const int64_t width = s.n_head_kv * s.head_dim, n = static_cast<int64_t>(positions.size());
+  std::vector<float> want(q.size());
+  ref::attention(q.data(), cache.k_f32.data(), cache.v_f32.data(), width, positions.data(), n, s.n_head,
+                 s.n_head_kv, s.head_dim, shape.scale, want.data());
+  const int64_t group = s.n_head / s.n_head_kv;
+  int64_t checked = 0;
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t h = 0; h < s.n_head; ++h) {
+      const int64_t kvh = h / group, n_keys = positions[t] + 1;
+      const float* qh = q.data() + (t * s.n_head + h) * s.head_dim;
+      double max_abs_dot = 0, max_v = 0;
+      for (int64_t p = 0; p < n_keys; ++p) {
+        double abs_dot = 0;
+        for (int64_t d = 0; d < s.head_dim; ++d) {
+          abs_dot += std::fabs(qh[d] * cache.k_f32[p * width + kvh * s.head_dim + d]);
+          max_v = std::max<double>(max_v, std::fabs(cache.v_f32[p * width + kvh * s.head_dim + d]));
+        }
+        max_abs_dot = std::max(max_abs_dot, abs_dot * shape.scale);
+      }
+      const double delta = (s.head_dim + 4) * kU * max_abs_dot;
+      const double eps = 2 * delta + 2e-7 + (n_keys / 16.0 + 32) * kU;
+      for (int64_t d = 0; d < s.head_dim; ++d) {
+        const size_t i = static_cast<size_t>((t * s.n_head + h) * s.head_dim + d);
+        const double bound = max_v * 2 * eps + kU * std::fabs(want[i]);
+        ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), bound)
+            << "token " << t << " (position " << positions[t] << ") head " << h << " dim " << d << ": got "
+            << got[i] << ", want " << want[i];
+        ++checked;
+      }
+    }
+  EXPECT_EQ(checked, static_cast<int64_t>(q.size()));
+}
 
 // One test per ISA path; each runs every case.
 class CpuAttention : public ::testing::TestWithParam<CpuIsa> {
@@ -117,51 +187,17 @@ class CpuAttention : public ::testing::TestWithParam<CpuIsa> {
   }
 
   void check_case(const Case& c, const std::vector<int32_t>& positions, uint32_t seed) {
-    const Shape& s = c.shape;
     std::mt19937 rng(seed);
     const int64_t n_ctx = *std::max_element(positions.begin(), positions.end()) + 1;
-    const int64_t width = s.n_head_kv * s.head_dim, n = static_cast<int64_t>(positions.size());
-    TestCache cache(c.dtype, c.block_size, width, n_ctx, rng);
-    std::normal_distribution<float> normal;
-    std::vector<float> q(static_cast<size_t>(n * s.n_head * s.head_dim));
-    for (float& x : q) x = normal(rng) * 1.5f;
-    const AttentionShape shape{s.n_head, s.n_head_kv, s.head_dim,
-                               static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)))};
-
-    std::vector<float> want(q.size()), got(q.size(), NAN);
-    ref::attention(q.data(), cache.k_f32.data(), cache.v_f32.data(), width, positions.data(), n,
-                   s.n_head, s.n_head_kv, s.head_dim, shape.scale, want.data());
+    TestCache cache(c, n_ctx, rng);
+    const std::vector<float> q = random_queries(c.shape, positions.size(), rng);
+    std::vector<float> got(q.size(), NAN);
     ThreadPool pool(3);
     auto be = make_cpu_backend(pool, GetParam());
-    be->attention_paged(q.data(), cache.view(), positions.data(), n, shape, got.data());
-
-    const int64_t group = s.n_head / s.n_head_kv;
-    int64_t checked = 0;
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t h = 0; h < s.n_head; ++h) {
-        const int64_t kvh = h / group, n_keys = positions[t] + 1;
-        const float* qh = q.data() + (t * s.n_head + h) * s.head_dim;
-        double max_abs_dot = 0, max_v = 0;
-        for (int64_t p = 0; p < n_keys; ++p) {
-          double abs_dot = 0;
-          for (int64_t d = 0; d < s.head_dim; ++d) {
-            abs_dot += std::fabs(qh[d] * cache.k_f32[p * width + kvh * s.head_dim + d]);
-            max_v = std::max<double>(max_v, std::fabs(cache.v_f32[p * width + kvh * s.head_dim + d]));
-          }
-          max_abs_dot = std::max(max_abs_dot, abs_dot * shape.scale);
-        }
-        const double delta = (s.head_dim + 4) * kU * max_abs_dot;
-        const double eps = 2 * delta + 2e-7 + (n_keys / 16.0 + 32) * kU;
-        for (int64_t d = 0; d < s.head_dim; ++d) {
-          const size_t i = static_cast<size_t>((t * s.n_head + h) * s.head_dim + d);
-          const double bound = max_v * 2 * eps + kU * std::fabs(want[i]);
-          ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), bound)
-              << "token " << t << " (position " << positions[t] << ") head " << h << " dim " << d
-              << ": got " << got[i] << ", want " << want[i];
-          ++checked;
-        }
-      }
-    EXPECT_EQ(checked, static_cast<int64_t>(q.size()));
+    const PagedAttentionCall call{q.data(), cache.view(), positions.data(), static_cast<int64_t>(positions.size()),
+                                  got.data()};
+    be->attention_paged(std::span<const PagedAttentionCall>(&call, 1), shape_of(c.shape));
+    expect_matches_reference(cache, q, positions, got);
   }
 };
 
@@ -183,6 +219,32 @@ TEST_P(CpuAttention, ChunkContinuingAContext) { check(range(50, 7), 4); }
 TEST_P(CpuAttention, DecodeOneToken) {
   check({100}, 5);
   check({16}, 6);  // the first position of a fresh key chunk
+}
+
+// A step's sequences in one call, as the model makes it: decode tokens and prompt chunks of
+// different lengths, each over its own cache, all sharing the pool's threads.
+TEST_P(CpuAttention, SequencesOfOneStepTogether) {
+  const Case c{GgmlType::F16, {16, 8, 128}, 16, true};
+  const std::vector<std::vector<int32_t>> positions = {{40}, range(0, 19), {3}, range(30, 5), {0}, {77}};
+  std::mt19937 rng(12);
+  std::vector<TestCache> caches;
+  std::vector<std::vector<float>> qs, outs;
+  for (const auto& p : positions) {
+    caches.emplace_back(c, *std::max_element(p.begin(), p.end()) + 1, rng);
+    qs.push_back(random_queries(c.shape, p.size(), rng));
+    outs.emplace_back(qs.back().size(), NAN);
+  }
+  std::vector<PagedAttentionCall> calls;
+  for (size_t i = 0; i < positions.size(); ++i)
+    calls.push_back({qs[i].data(), caches[i].view(), positions[i].data(), static_cast<int64_t>(positions[i].size()),
+                     outs[i].data()});
+  ThreadPool pool(3);
+  auto be = make_cpu_backend(pool, GetParam());
+  be->attention_paged(calls, shape_of(c.shape));
+  for (size_t i = 0; i < positions.size(); ++i) {
+    SCOPED_TRACE("sequence " + std::to_string(i));
+    expect_matches_reference(caches[i], qs[i], positions[i], outs[i]);
+  }
 }
 
 TEST_P(CpuAttention, ContiguousKvMatchesReference) {

@@ -51,6 +51,38 @@ TEST(KvStorage, RejectsTypesItCannotHold) {
   ASSERT_TRUE(m.is_ok());
   EXPECT_FALSE(KvStorage::create((*m)->config(), 4, 16, GgmlType::Q4_K).is_ok());
   EXPECT_FALSE(KvStorage::create((*m)->config(), 0, 16, GgmlType::F16).is_ok());
+  // Blocks are head-major, so a Q8_0 head must be whole blocks of 32 on its own.
+  Qwen3Config odd = (*m)->config();
+  odd.head_dim = 48;
+  auto q8 = KvStorage::create(odd, 4, 16, GgmlType::Q8_0);
+  ASSERT_FALSE(q8.is_ok());
+  EXPECT_NE(q8.message().find("head_dim"), std::string::npos) << q8.message();
+  EXPECT_TRUE(KvStorage::create(odd, 4, 16, GgmlType::F16).is_ok());
+}
+
+// Where heads live: a block holds n_head_kv runs of block_size positions, and the view
+// the attention kernels get addresses exactly what head() hands the writer.
+TEST(KvStorage, HeadMajorBlocks) {
+  auto m = Qwen3Model::load(test::golden_dir() + "/models/micro-f16.gguf", make_ref_backend());
+  ASSERT_TRUE(m.is_ok());
+  const Qwen3Config& c = (*m)->config();
+  auto kv = KvStorage::create(c, 4, 16, GgmlType::F16);
+  ASSERT_TRUE(kv.is_ok());
+  const size_t head_bytes = static_cast<size_t>(c.head_dim) * 2;
+  const std::vector<int32_t> table = {2, 0, 3, 1};
+  for (int64_t layer : {int64_t{0}, c.n_layer - 1}) {
+    const PagedKvView view = (*kv)->view(layer, table.data());
+    for (int64_t pos : {0, 1, 15, 16, 40, 63})
+      for (int64_t h = 0; h < c.n_head_kv; ++h) {
+        const int64_t slot = table[pos / 16] * 16 + pos % 16;
+        EXPECT_EQ((*kv)->head(layer, 0, slot, h), view.k + view.offset(h, pos));
+        EXPECT_EQ((*kv)->head(layer, 1, slot, h), view.v + view.offset(h, pos));
+      }
+    // Consecutive positions of one head follow each other inside a block.
+    EXPECT_EQ((*kv)->head(layer, 0, 5, 1) + head_bytes, (*kv)->head(layer, 0, 6, 1));
+    EXPECT_TRUE(view.heads_contiguous(c.head_dim));
+  }
+  EXPECT_EQ((*kv)->bytes_per_block(), head_bytes * 16 * static_cast<size_t>(c.n_head_kv * 2 * c.n_layer));
 }
 
 }  // namespace

@@ -20,35 +20,38 @@ int64_t tokens_per_task(const PagedAttentionArgs& a) {
   return std::max<int64_t>(1, kRowsPerTask / group_of(a));
 }
 
-// Where one KV head's slice of a cache row is.
-struct HeadSlice {
-  size_t row_bytes;     // bytes of a whole row (kv_width values)
-  int64_t first;        // index of the slice's first value
-  size_t first_offset;  // its byte offset (Q8_0: a block boundary)
-};
-
-// One head's slice (head_dim values) of the K or V row at `pos`, as float.
-void load_head(const CpuKernels& k, const PagedAttentionArgs& a, const HeadSlice& hs,
-               const uint8_t* base, int64_t pos, float* out) {
-  const int64_t slot = static_cast<int64_t>(a.block_table[pos / a.block_size]) * a.block_size +
-                       pos % a.block_size;
-  const uint8_t* row = base + static_cast<size_t>(slot) * hs.row_bytes;
-  const int64_t first = hs.first;
-  switch (a.dtype) {
+// Decodes `n` values of the cache's type at src into float.
+void decode(const CpuKernels& k, GgmlType dtype, const uint8_t* src, int64_t n, float* out) {
+  switch (dtype) {
     case GgmlType::F32: {
-      const float* f = reinterpret_cast<const float*>(row) + first;
-      std::copy(f, f + a.head_dim, out);
+      const float* f = reinterpret_cast<const float*>(src);
+      std::copy(f, f + n, out);
       break;
     }
     case GgmlType::F16:
-      k.f16_to_f32(reinterpret_cast<const uint16_t*>(row) + first, a.head_dim, out);
+      k.f16_to_f32(reinterpret_cast<const uint16_t*>(src), n, out);
       break;
     case GgmlType::BF16:
-      k.bf16_to_f32(reinterpret_cast<const uint16_t*>(row) + first, a.head_dim, out);
+      k.bf16_to_f32(reinterpret_cast<const uint16_t*>(src), n, out);
       break;
-    default:  // Q8_0, heads on block boundaries (paged_attention_supported)
-      ref::dequantize_row(a.dtype, row + hs.first_offset, out, a.head_dim);
+    default:  // Q8_0: a head is whole blocks (PagedKvView)
+      ref::dequantize_row(dtype, src, out, n);
       break;
+  }
+}
+
+// One KV head's keys or values at positions p0..p0+n−1 as float rows (n × head_dim). A
+// head-major cache keeps a block's positions of one head together: one decode per block.
+void load_heads(const CpuKernels& k, const PagedAttentionArgs& a, const uint8_t* base,
+                int64_t head, int64_t p0, int64_t n, float* out) {
+  const int64_t dim = a.head_dim;
+  const PagedKvView& kv = a.kv;
+  const bool runs = kv.heads_contiguous(dim);
+  for (int64_t j = 0; j < n;) {
+    const int64_t p = p0 + j;
+    const int64_t run = runs ? std::min(n - j, kv.block_size - p % kv.block_size) : 1;
+    decode(k, kv.dtype, base + kv.offset(head, p), run * dim, out + j * dim);
+    j += run;
   }
 }
 
@@ -56,13 +59,12 @@ void load_head(const CpuKernels& k, const PagedAttentionArgs& a, const HeadSlice
 
 bool paged_attention_supported(const PagedAttentionArgs& a) {
   if (a.n_head_kv <= 0 || a.n_head % a.n_head_kv != 0 || a.head_dim <= 0) return false;
-  switch (a.dtype) {
+  switch (a.kv.dtype) {
     case GgmlType::F32:
     case GgmlType::F16:
     case GgmlType::BF16:
+    case GgmlType::Q8_0:  // heads of whole blocks, as every PagedKvView has
       return true;
-    case GgmlType::Q8_0:
-      return a.head_dim % ggml_traits(a.dtype).block_elems == 0;
     default:
       return false;
   }
@@ -88,8 +90,6 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
   s.corr.resize(static_cast<size_t>(rows));
   s.k.resize(static_cast<size_t>(kAttnKeys * dim));
   s.v.resize(static_cast<size_t>(kAttnKeys * dim));
-  const HeadSlice hs{ggml_row_bytes(a.dtype, a.kv_width), kv_head * dim,
-                     ggml_row_bytes(a.dtype, kv_head * dim)};
 
   // Queries scaled once, so scores need no multiply.
   int32_t first_pos = a.positions[t0], last_pos = a.positions[t0];
@@ -109,10 +109,8 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
       std::fill(s.k.begin() + n * dim, s.k.end(), 0.0f);
       std::fill(s.v.begin() + n * dim, s.v.end(), 0.0f);
     }
-    for (int64_t j = 0; j < n; ++j) {
-      load_head(k, a, hs, a.k, p0 + j, s.k.data() + j * dim);
-      load_head(k, a, hs, a.v, p0 + j, s.v.data() + j * dim);
-    }
+    load_heads(k, a, a.kv.k, kv_head, p0, n, s.k.data());
+    load_heads(k, a, a.kv.v, kv_head, p0, n, s.v.data());
     k.attn_scores(s.q.data(), rows, s.k.data(), dim, s.s.data());
 
     const bool masking = p0 + kAttnKeys - 1 > first_pos;  // some row cannot see all of it

@@ -12,18 +12,14 @@
 
 #include "gguf/ggml_type.h"
 #include "kernels/cpu/kernel_table.h"
+#include "kernels/paged_kv_view.h"
 
 namespace duet::cpu {
 
 struct PagedAttentionArgs {
   const float* q = nullptr;  // [n_tokens × n_head × head_dim]
-  const uint8_t* k = nullptr;  // layer base of K blocks: rows of kv_width values as `dtype`
-  const uint8_t* v = nullptr;
-  GgmlType dtype = GgmlType::F32;  // F32, F16, BF16 or Q8_0
-  int64_t block_size = 16;
-  int64_t kv_width = 0;  // n_head_kv × head_dim
-  const int32_t* block_table = nullptr;  // position p is in block block_table[p / block_size]
-  const int32_t* positions = nullptr;    // query t sees keys 0..positions[t]
+  PagedKvView kv;            // F32, F16, BF16 or Q8_0
+  const int32_t* positions = nullptr;  // query t sees keys 0..positions[t]
   int64_t n_tokens = 0;
   int64_t n_head = 0, n_head_kv = 0, head_dim = 0;
   float scale = 1.0f;
@@ -36,7 +32,7 @@ struct AttentionScratch {
 };
 
 // False for what this kernel does not handle (the caller then uses the reference):
-// another KV type, or Q8_0 rows whose heads do not start on a block boundary.
+// another KV type, or a head count that does not divide into KV groups.
 bool paged_attention_supported(const PagedAttentionArgs& a);
 
 // Tasks of one call; run each exactly once (any order, any thread).

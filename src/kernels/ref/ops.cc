@@ -83,21 +83,21 @@ void attention(const float* q, const float* k, const float* v, int64_t kv_stride
   }
 }
 
-void attention_paged(const float* q, const uint8_t* k, const uint8_t* v, GgmlType dtype,
-                     int64_t block_size, int64_t kv_width, const int32_t* block_table,
-                     const int32_t* positions, int64_t n_tokens, int64_t n_head,
-                     int64_t n_head_kv, int64_t head_dim, float scale, float* out) {
+void attention_paged(const float* q, const PagedKvView& kv, const int32_t* positions,
+                     int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
+                     float scale, float* out) {
   // Decode the rows this call can see into contiguous float, then reuse the plain kernel:
   // the oracle stays obviously equal to the contiguous one.
   int64_t n_ctx = 0;
   for (int64_t t = 0; t < n_tokens; ++t) n_ctx = std::max<int64_t>(n_ctx, positions[t] + 1);
-  const size_t row_bytes = ggml_row_bytes(dtype, kv_width);
+  const int64_t kv_width = n_head_kv * head_dim;
   std::vector<float> kf(static_cast<size_t>(n_ctx * kv_width)), vf(kf.size());
-  for (int64_t p = 0; p < n_ctx; ++p) {
-    const size_t row = static_cast<size_t>(block_table[p / block_size]) * block_size + p % block_size;
-    dequantize_row(dtype, k + row * row_bytes, kf.data() + p * kv_width, kv_width);
-    dequantize_row(dtype, v + row * row_bytes, vf.data() + p * kv_width, kv_width);
-  }
+  for (int64_t p = 0; p < n_ctx; ++p)
+    for (int64_t h = 0; h < n_head_kv; ++h) {
+      const size_t at = kv.offset(h, p);
+      dequantize_row(kv.dtype, kv.k + at, kf.data() + p * kv_width + h * head_dim, head_dim);
+      dequantize_row(kv.dtype, kv.v + at, vf.data() + p * kv_width + h * head_dim, head_dim);
+    }
   attention(q, kf.data(), vf.data(), kv_width, positions, n_tokens, n_head, n_head_kv, head_dim,
             scale, out);
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gguf/ggml_type.h"
+#include "kernels/paged_kv_view.h"
 
 namespace duet::ref {
 
@@ -36,12 +37,11 @@ void attention(const float* q, const float* k, const float* v, int64_t kv_stride
                const int32_t* positions, int64_t n_tokens, int64_t n_head, int64_t n_head_kv,
                int64_t head_dim, float scale, float* out);
 
-// The same attention over a paged cache: K and V rows stored as `dtype` (F32, F16, BF16),
-// position p at block block_table[p / block_size], row p % block_size, kv_width values a row.
-void attention_paged(const float* q, const uint8_t* k, const uint8_t* v, GgmlType dtype,
-                     int64_t block_size, int64_t kv_width, const int32_t* block_table,
-                     const int32_t* positions, int64_t n_tokens, int64_t n_head,
-                     int64_t n_head_kv, int64_t head_dim, float scale, float* out);
+// The same attention over a paged cache (kernels/paged_kv_view.h): query head h reads KV
+// head h / (n_head / n_head_kv), head_dim values of kv.dtype at kv.offset(head, position).
+void attention_paged(const float* q, const PagedKvView& kv, const int32_t* positions,
+                     int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
+                     float scale, float* out);
 
 // out[i] = silu(gate[i]) · up[i]
 void swiglu(const float* gate, const float* up, int64_t n, float* out);
