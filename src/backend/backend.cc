@@ -8,6 +8,11 @@
 
 namespace duet {
 
+void Backend::matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n_tokens,
+                                std::span<float* const> ys) {
+  for (size_t i = 0; i < ws.size(); ++i) matmul(*ws[i], x, n_tokens, ys[i]);
+}
+
 void Backend::attention_paged(std::span<const PagedAttentionCall> calls, const AttentionShape& s) {
   for (const PagedAttentionCall& c : calls)
     ref::attention_paged(c.q, c.kv, c.positions, c.n_tokens, s.n_head, s.n_head_kv, s.head_dim,

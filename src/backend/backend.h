@@ -60,6 +60,10 @@ class Backend {
   }
   // y: [n_tokens × w.rows] = x: [n_tokens × w.cols] · wᵀ
   virtual void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) = 0;
+  // ys[i] = x · ws[i]ᵀ for matrices that read the same input (Q, K and V; gate and up), as
+  // separate matmul calls would give; a backend may convert x once and run them together.
+  virtual void matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x,
+                                 int64_t n_tokens, std::span<float* const> ys);
   // out: [n × table.cols], row t = decoded table row ids[t] (ids checked by the caller)
   virtual void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) = 0;
   // y = rmsnorm(x) * w over rows of `dim`; y may alias x

@@ -44,19 +44,20 @@ class CpuBackend final : public Backend {
       ref::matmul(w.type, w.data, w.rows, w.cols, w.row_bytes, x, n_tokens, y);
       return;
     }
-    cpu::MatmulArgs a;
-    a.type = w.type;
-    a.w = w.data;
-    a.rows = w.rows;
-    a.cols = w.cols;
-    a.row_bytes = w.row_bytes;
-    a.x = x;
-    a.n_tokens = n_tokens;
-    a.y = y;
-    if (auto it = packed_.find(w.data); it != packed_.end() && it->second->rows() == w.rows &&
-                                        it->second->cols() == w.cols)
-      a.packed = it->second.get();
-    cpu::matmul(k_, pool_, scratch_, a);
+    cpu::matmul(k_, pool_, scratch_, args_for(w, x, n_tokens, y));
+  }
+
+  void matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n_tokens,
+                         std::span<float* const> ys) override {
+    std::vector<cpu::MatmulArgs> args;
+    for (size_t i = 0; i < ws.size(); ++i) {
+      if (!cpu::matmul_supports(ws[i]->type)) {
+        Backend::matmul_same_input(ws, x, n_tokens, ys);
+        return;
+      }
+      args.push_back(args_for(*ws[i], x, n_tokens, ys[i]));
+    }
+    cpu::matmul_same_input(k_, pool_, scratch_, args);
   }
 
   // A few rows per forward pass: decoding them is noise next to the matmuls.
@@ -193,6 +194,22 @@ class CpuBackend final : public Backend {
   // Packed copies of the prepared matrices, by the address of their stored data.
   cpu::PackedArena arena_;
   std::unordered_map<const uint8_t*, std::unique_ptr<cpu::PackedWeights>> packed_;
+  cpu::MatmulArgs args_for(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) const {
+    cpu::MatmulArgs a;
+    a.type = w.type;
+    a.w = w.data;
+    a.rows = w.rows;
+    a.cols = w.cols;
+    a.row_bytes = w.row_bytes;
+    a.x = x;
+    a.n_tokens = n_tokens;
+    a.y = y;
+    if (auto it = packed_.find(w.data); it != packed_.end() && it->second->rows() == w.rows &&
+                                        it->second->cols() == w.cols)
+      a.packed = it->second.get();
+    return a;
+  }
+
   std::vector<cpu::AttentionScratch> attn_scratch_;  // one per pool thread
   std::vector<cpu::PagedAttentionArgs> attn_args_;    // one attention_paged call's sequences
   std::vector<int64_t> attn_first_task_;              // their first task; last: the task count

@@ -55,9 +55,9 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
   std::vector<float> q(static_cast<size_t>(n * c.q_width()));
   std::vector<float> k(static_cast<size_t>(n * c.kv_width()));
   std::vector<float> v(static_cast<size_t>(n * c.kv_width()));
-  be.matmul(L.wq, h.data(), n, q.data());
-  be.matmul(L.wk, h.data(), n, k.data());
-  be.matmul(L.wv, h.data(), n, v.data());
+  const WeightMatrix* qkv_w[] = {&L.wq, &L.wk, &L.wv};
+  float* const qkv_y[] = {q.data(), k.data(), v.data()};
+  be.matmul_same_input(qkv_w, h.data(), n, qkv_y);
 
   // Qwen3's QK-norm: RMSNorm over each head's vector before the rotation.
   be.rmsnorm(q.data(), L.q_norm.data(), n * c.n_head, c.head_dim, c.rms_eps, q.data());
@@ -104,8 +104,9 @@ void Qwen3Model::ffn_block(const Qwen3Layer& L, int64_t n, std::vector<float>& x
   std::vector<float> h(x.size());
   be.rmsnorm(x.data(), L.ffn_norm.data(), n, c.n_embd, c.rms_eps, h.data());
   std::vector<float> gate(static_cast<size_t>(n * c.n_ff)), up(gate.size());
-  be.matmul(L.w_gate, h.data(), n, gate.data());
-  be.matmul(L.w_up, h.data(), n, up.data());
+  const WeightMatrix* gate_up_w[] = {&L.w_gate, &L.w_up};
+  float* const gate_up_y[] = {gate.data(), up.data()};
+  be.matmul_same_input(gate_up_w, h.data(), n, gate_up_y);
   be.swiglu(gate.data(), up.data(), n * c.n_ff, gate.data());
   be.matmul(L.w_down, gate.data(), n, h.data());
   be.add_inplace(x.data(), h.data(), n * c.n_embd);

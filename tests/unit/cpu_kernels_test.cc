@@ -333,6 +333,59 @@ INSTANTIATE_TEST_SUITE_P(AllPaths, CpuMatmul, ::testing::ValuesIn(all_matmul_cas
                                   ggml_type_name(info.param.type);
                          });
 
+// Matmuls of one input together (Q/K/V, gate/up) give the bits of separate matmuls: when
+// they run as one job (all packed, one activation format: Q4_K with Q6_K), and when they
+// fall back to one after another (formats differ, or a matrix is not packed).
+TEST(CpuMatmulSameInput, EqualsSeparateMatmuls) {
+  for (CpuIsa isa : kAllIsas) {
+    if (!cpu_isa_supported(isa)) continue;
+    const CpuKernels& k = cpu_kernels(isa);
+    const int64_t cols = 512;
+    struct Mat {
+      GgmlType type;
+      int64_t rows;
+      bool packed;
+    };
+    const std::vector<std::vector<Mat>> sets = {
+        {{GgmlType::Q4_K, 37, true}, {GgmlType::Q4_K, 20, true}, {GgmlType::Q6_K, 50, true}},
+        {{GgmlType::Q4_K, 33, true}, {GgmlType::Q4_K, 33, true}},
+        {{GgmlType::Q8_0, 40, true}, {GgmlType::Q4_K, 17, true}},
+        {{GgmlType::Q4_K, 16, true}, {GgmlType::Q6_K, 21, false}}};
+    ThreadPool pool(3);
+    uint32_t seed = 1;
+    for (const auto& set : sets) {
+      std::vector<TestWeights> ws;
+      std::vector<std::unique_ptr<PackedWeights>> packs;
+      for (const Mat& m : set) {
+        ws.push_back(make_weights(m.type, m.rows, cols, seed++));
+        packs.push_back(m.packed ? pack_for_kernels(k, m.type, ws.back().data(), m.rows, cols, ws.back().row_bytes)
+                                 : nullptr);
+      }
+      for (int64_t T : {1, 3, 8, 19}) {
+        SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " set of " + std::to_string(set.size()) + " T=" +
+                     std::to_string(T));
+        const std::vector<float> x = random_activations(static_cast<size_t>(T * cols), seed++);
+        std::vector<std::vector<float>> together(set.size()), apart(set.size());
+        std::vector<MatmulArgs> args;
+        for (size_t i = 0; i < set.size(); ++i) {
+          together[i].assign(static_cast<size_t>(T * set[i].rows), NAN);
+          apart[i].assign(together[i].size(), NAN);
+          args.push_back({set[i].type, ws[i].data(), set[i].rows, cols, ws[i].row_bytes, x.data(), T,
+                          together[i].data(), packs[i].get()});
+        }
+        MatmulScratch scratch;
+        matmul_same_input(k, pool, scratch, args);
+        for (size_t i = 0; i < set.size(); ++i) {
+          MatmulArgs one = args[i];
+          one.y = apart[i].data();
+          matmul(k, pool, scratch, one);
+          ASSERT_EQ(together[i], apart[i]) << "matrix " << i;
+        }
+      }
+    }
+  }
+}
+
 // ---- activation conversion ----
 
 class CpuIsaTest : public ::testing::TestWithParam<CpuIsa> {

@@ -75,29 +75,60 @@ namespace {
 // split among the threads and each tile takes every token (the weights stream once).
 // Many: token blocks of kPrefillTokens, so that a group (≤ 52 KB for 3072 columns) is
 // loaded once per block and stays in L1/L2 while the tiles walk the block's tokens.
-void matmul_packed(const WeightKernels& wk, ThreadPool& pool, const MatmulArgs& a,
-                   const uint8_t* xa, size_t xs) {
-  const PackedWeights& p = *a.packed;
-  const int64_t T = a.n_tokens, groups = p.groups();
-  const int64_t token_block = T <= kPackedTileTokens ? T : std::min(T, kPrefillTokens);
-  const int64_t n_token_blocks = ceil_div(T, token_block);
-  const int64_t want_tasks = 8 * static_cast<int64_t>(pool.size());
-  const int64_t group_block =
-      std::clamp<int64_t>(ceil_div(groups, ceil_div(want_tasks, n_token_blocks)), 1, 16);
-  const int64_t n_group_blocks = ceil_div(groups, group_block);
-  pool.parallel_for(n_group_blocks * n_token_blocks, [&](int64_t task, int) {
-    const int64_t g0 = (task % n_group_blocks) * group_block;
-    const int64_t t0 = (task / n_group_blocks) * token_block;
-    const int64_t g1 = std::min(groups, g0 + group_block), t1 = std::min(T, t0 + token_block);
-    for (int64_t g = g0; g < g1; ++g) {
-      const int nrows = static_cast<int>(std::min<int64_t>(kPackRows, a.rows - g * kPackRows));
-      for (int64_t t = t0; t < t1; t += kPackedTileTokens) {
-        const int nt = static_cast<int>(std::min<int64_t>(kPackedTileTokens, t1 - t));
-        wk.packed_tile(p.group(g), a.cols, nrows, xa + t * xs, xs, nt,
-                       a.y + t * a.rows + g * kPackRows, a.rows);
-      }
+struct PackedPlan {
+  int64_t token_block = 0, n_token_blocks = 0, group_block = 0, n_group_blocks = 0;
+  int64_t tasks() const { return n_token_blocks * n_group_blocks; }
+};
+
+PackedPlan plan_packed(const MatmulArgs& a, int n_threads) {
+  const int64_t T = a.n_tokens, groups = a.packed->groups();
+  PackedPlan p;
+  p.token_block = T <= kPackedTileTokens ? T : std::min(T, kPrefillTokens);
+  p.n_token_blocks = ceil_div(T, p.token_block);
+  const int64_t want_tasks = 8 * static_cast<int64_t>(n_threads);
+  p.group_block = std::clamp<int64_t>(ceil_div(groups, ceil_div(want_tasks, p.n_token_blocks)), 1, 16);
+  p.n_group_blocks = ceil_div(groups, p.group_block);
+  return p;
+}
+
+void run_packed_task(const WeightKernels& wk, const MatmulArgs& a, const PackedPlan& p,
+                     const uint8_t* xa, size_t xs, int64_t task) {
+  const PackedWeights& w = *a.packed;
+  const int64_t T = a.n_tokens, groups = w.groups();
+  const int64_t g0 = (task % p.n_group_blocks) * p.group_block;
+  const int64_t t0 = (task / p.n_group_blocks) * p.token_block;
+  const int64_t g1 = std::min(groups, g0 + p.group_block), t1 = std::min(T, t0 + p.token_block);
+  for (int64_t g = g0; g < g1; ++g) {
+    const int nrows = static_cast<int>(std::min<int64_t>(kPackRows, a.rows - g * kPackRows));
+    for (int64_t t = t0; t < t1; t += kPackedTileTokens) {
+      const int nt = static_cast<int>(std::min<int64_t>(kPackedTileTokens, t1 - t));
+      wk.packed_tile(w.group(g), a.cols, nrows, xa + t * xs, xs, nt, a.y + t * a.rows + g * kPackRows, a.rows);
     }
+  }
+}
+
+bool reads_packed(const WeightKernels& wk, const MatmulArgs& a) {
+  return a.packed != nullptr && wk.packed_tile != nullptr && a.packed->layout() == wk.packed;
+}
+
+// x converted once into the rows the kernels read (in parallel over tokens for a long
+// prompt); float input is read as it is. Sets *xs to the converted row stride.
+const uint8_t* convert_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, ActFormat act,
+                             const float* x, int64_t T, int64_t cols, size_t* xs) {
+  if (act == ActFormat::kF32) {
+    *xs = static_cast<size_t>(cols) * 4;
+    return reinterpret_cast<const uint8_t*>(x);
+  }
+  *xs = act_row_bytes(act, cols);
+  uint8_t* buf = scratch.get(*xs * static_cast<size_t>(T));
+  // Up to 16 tokens a task, but a small batch still spread over every thread.
+  const int64_t per_task = std::clamp<int64_t>(ceil_div(T, pool.size()), 1, 16);
+  pool.parallel_for(ceil_div(T, per_task), [&](int64_t task, int) {
+    const int64_t t0 = task * per_task;
+    const int64_t n = std::min(per_task, T - t0);
+    convert_activations(k, act, x + t0 * cols, n, cols, buf + t0 * *xs);
   });
+  return buf;
 }
 
 }  // namespace
@@ -108,24 +139,13 @@ void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const
   const int64_t T = a.n_tokens, rows = a.rows, cols = a.cols;
   if (T <= 0 || rows <= 0) return;
 
-  // 1. Activations, converted once (in parallel over tokens for a long prompt).
-  const uint8_t* xa = reinterpret_cast<const uint8_t*>(a.x);
-  size_t xs = static_cast<size_t>(cols) * 4;
-  if (wk->act != ActFormat::kF32) {
-    xs = act_row_bytes(wk->act, cols);
-    uint8_t* buf = scratch.get(xs * static_cast<size_t>(T));
-    // Up to 16 tokens a task, but a small batch still spread over every thread.
-    const int64_t per_task = std::clamp<int64_t>(ceil_div(T, pool.size()), 1, 16);
-    pool.parallel_for(ceil_div(T, per_task), [&](int64_t task, int) {
-      const int64_t t0 = task * per_task;
-      const int64_t n = std::min(per_task, T - t0);
-      convert_activations(k, wk->act, a.x + t0 * cols, n, cols, buf + t0 * xs);
-    });
-    xa = buf;
-  }
+  // 1. Activations, converted once.
+  size_t xs = 0;
+  const uint8_t* xa = convert_input(k, pool, scratch, wk->act, a.x, T, cols, &xs);
 
-  if (a.packed != nullptr && wk->packed_tile != nullptr && a.packed->layout() == wk->packed) {
-    matmul_packed(*wk, pool, a, xa, xs);
+  if (reads_packed(*wk, a)) {
+    const PackedPlan plan = plan_packed(a, pool.size());
+    pool.parallel_for(plan.tasks(), [&](int64_t task, int) { run_packed_task(*wk, a, plan, xa, xs, task); });
     return;
   }
 
@@ -165,6 +185,36 @@ void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const
              rows);
       }
     }
+  });
+}
+
+void matmul_same_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch,
+                       std::span<const MatmulArgs> args) {
+  if (args.empty()) return;
+  const MatmulArgs& first = args.front();
+  const ActFormat act = k.for_type(first.type)->act;
+  constexpr size_t kMax = 4;
+  bool together = first.n_tokens > 0 && args.size() <= kMax;
+  for (const MatmulArgs& a : args)
+    together = together && reads_packed(*k.for_type(a.type), a) && k.for_type(a.type)->act == act &&
+               a.x == first.x && a.n_tokens == first.n_tokens && a.cols == first.cols && a.rows > 0;
+  if (!together) {
+    for (const MatmulArgs& a : args) matmul(k, pool, scratch, a);
+    return;
+  }
+  size_t xs = 0;
+  const uint8_t* xa = convert_input(k, pool, scratch, act, first.x, first.n_tokens, first.cols, &xs);
+  // Every matrix's tasks in one job: the threads stay busy across the matrices' ends.
+  PackedPlan plans[kMax];
+  int64_t first_task[kMax + 1] = {0};
+  for (size_t i = 0; i < args.size(); ++i) {
+    plans[i] = plan_packed(args[i], pool.size());
+    first_task[i + 1] = first_task[i] + plans[i].tasks();
+  }
+  pool.parallel_for(first_task[args.size()], [&](int64_t task, int) {
+    size_t i = 0;
+    while (task >= first_task[i + 1]) ++i;
+    run_packed_task(*k.for_type(args[i].type), args[i], plans[i], xa, xs, task - first_task[i]);
   });
 }
 

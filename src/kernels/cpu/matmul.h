@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "base/thread_pool.h"
 #include "gguf/ggml_type.h"
@@ -61,6 +62,12 @@ std::unique_ptr<PackedWeights> pack_for_kernels(const CpuKernels& k, GgmlType ty
 
 // Preconditions: matmul_supports(a.type); a.cols a multiple of the type's block size.
 void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& a);
+
+// Up to four matmuls of the same input (Q, K and V; gate and up): when all are packed and
+// read the same activation format, the input is converted once and all their tasks run as
+// one job; otherwise one matmul after another. Same results as separate matmul calls.
+void matmul_same_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch,
+                       std::span<const MatmulArgs> args);
 
 // The activation rows a matmul of this type reads (exposed for tests): converts
 // n_tokens rows of x into `out` (n_tokens · act_row_bytes(format, cols) bytes).
