@@ -36,20 +36,20 @@ inline __m512i broadcast_word(const int8_t* p) {
   return _mm512_set1_epi32(*reinterpret_cast<const UnalignedWord*>(p));
 }
 
-// A tile of several tokens computes long enough on each super-block for memory to arrive
-// in time if asked for early, and the hardware prefetcher alone leaves it waiting: each of
-// the eight steps of a super-block asks for its eighth of the unit two ahead, into L2 (a
-// task's groups lie one after another, so past a group's end that is the next group's
-// start). Measured in one process, alternating with the plain tile (86016 × 1024, eight
-// tokens, two threads): Q4_K +30-38 %, Q6_K +25-33 %, four tokens +12-16 %; with one or
-// two tokens it cost up to 13 %, so those tiles leave it to the hardware.
-template <int NT, size_t kUnit>
-inline void prefetch_unit_ahead(const uint8_t* unit, int step) {
-  if constexpr (NT >= 4) {
-    constexpr int kLines = static_cast<int>((kUnit + 63) / 64), kPerStep = (kLines + 7) / 8;
-    for (int l = kPerStep * step; l < std::min(kLines, kPerStep * (step + 1)); ++l)
-      _mm_prefetch(reinterpret_cast<const char*>(unit + 2 * kUnit + 64 * static_cast<size_t>(l)), _MM_HINT_T1);
-  }
+// A tile of several tokens computes long enough on each unit of packed weights for memory
+// to arrive in time if asked for early, and the hardware prefetcher alone leaves it waiting
+// (the same tiles ran 1.4-1.5x faster on weights already in L2). So each of a unit's kSteps
+// steps asks for its share of the unit kAhead units on, into L2; a task's groups lie one
+// after another, so past a group's end that is the next group's start. Measured in one
+// process, alternating with the plain tiles (86016 × 1024, two threads):
+//   eight tokens: Q4_K +30-38 %, Q6_K +25-33 % (two units ahead), Q8_0 +31-33 % (eight
+//   pairs of blocks ahead; two: no gain); six: Q4_K +5 %, Q8_0 +10 %; four: Q4_K +12-16 %,
+//   Q8_0 ±5 %; one or two tokens: Q4_K −5 to −13 %. The callers use it where it gained.
+template <size_t kUnit, int kSteps, int kAhead>
+inline void prefetch_ahead(const uint8_t* unit, int step) {
+  constexpr int kLines = static_cast<int>((kUnit + 63) / 64), kPerStep = (kLines + kSteps - 1) / kSteps;
+  for (int l = kPerStep * step; l < std::min(kLines, kPerStep * (step + 1)); ++l)
+    _mm_prefetch(reinterpret_cast<const char*>(unit + kAhead * kUnit + 64 * static_cast<size_t>(l)), _MM_HINT_T1);
 }
 
 // Lane r of acc[t] is output (row r, token t); rows past nrows are padding.
@@ -80,6 +80,7 @@ void q8_0x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pair = group + (b / 2) * kPairBytes;
     const uint8_t* unit_codes = pair + 64 + 512 * (b % 2);
+    if constexpr (NT >= 6) prefetch_ahead<kPairBytes, 2, 8>(pair, static_cast<int>(b % 2));
     const __m512 dw = _mm512_cvtph_ps(
         _mm256_load_si256(reinterpret_cast<const __m256i*>(pair + 32 * (b % 2))));
     const __m512 dw_shift = _mm512_mul_ps(dw, _mm512_set1_ps(128.0f));
@@ -121,7 +122,7 @@ void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
       const __m512 mins = _mm512_mul_ps(
           dmin, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
                     _mm_load_si128(reinterpret_cast<const __m128i*>(unit + 192 + 16 * j)))));
-      prefetch_unit_ahead<NT, kUnit>(unit, j);
+      if constexpr (NT >= 4) prefetch_ahead<kUnit, 8, 2>(unit, j);
       const uint8_t* nw = unit + 320 + 256 * j;
       __m512i codes[8];
       for (int k = 0; k < 4; ++k) {
@@ -170,7 +171,7 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
       total[t] = _mm512_mullo_epi32(neg, _mm512_set1_epi32(-32));
     }
     for (int u = 0; u < 8; ++u) {
-      prefetch_unit_ahead<NT, kUnit>(unit, u);
+      if constexpr (NT >= 4) prefetch_ahead<kUnit, 8, 2>(unit, u);
       const uint8_t* wu = unit + 320 + 384 * u;
       const __m512i h0 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 256));
       const __m512i h1 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 320));
