@@ -88,6 +88,7 @@ class Engine {
   Qwen3Model& model_;
   EngineConfig config_;
   std::unique_ptr<KvStorage> kv_;
+  std::vector<float> step_logits_;  // one step's logits, reused by the engine thread
   std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<std::unique_ptr<Live>> live_;

@@ -49,12 +49,16 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
   const Qwen3Config& c = config_;
   Backend& be = *backend_;
   const int64_t n = b.n_tokens;
-  std::vector<float> h(x.size());
+  std::vector<float>& h = ws_.h;
+  h.resize(x.size());
   be.rmsnorm(x.data(), L.attn_norm.data(), n, c.n_embd, c.rms_eps, h.data());
 
-  std::vector<float> q(static_cast<size_t>(n * c.q_width()));
-  std::vector<float> k(static_cast<size_t>(n * c.kv_width()));
-  std::vector<float> v(static_cast<size_t>(n * c.kv_width()));
+  std::vector<float>& q = ws_.q;
+  std::vector<float>& k = ws_.k;
+  std::vector<float>& v = ws_.v;
+  q.resize(static_cast<size_t>(n * c.q_width()));
+  k.resize(static_cast<size_t>(n * c.kv_width()));
+  v.resize(static_cast<size_t>(n * c.kv_width()));
   const WeightMatrix* qkv_w[] = {&L.wq, &L.wk, &L.wv};
   float* const qkv_y[] = {q.data(), k.data(), v.data()};
   be.matmul_same_input(qkv_w, h.data(), n, qkv_y);
@@ -83,7 +87,8 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
       }
     }
   }
-  std::vector<float> att(q.size());
+  std::vector<float>& att = ws_.att;
+  att.resize(q.size());
   std::vector<PagedAttentionCall> calls;
   calls.reserve(b.chunks.size());
   for (size_t ci = 0; ci < b.chunks.size(); ++ci) {
@@ -101,9 +106,13 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
 void Qwen3Model::ffn_block(const Qwen3Layer& L, int64_t n, std::vector<float>& x) {
   const Qwen3Config& c = config_;
   Backend& be = *backend_;
-  std::vector<float> h(x.size());
+  std::vector<float>& h = ws_.h;
+  h.resize(x.size());
   be.rmsnorm(x.data(), L.ffn_norm.data(), n, c.n_embd, c.rms_eps, h.data());
-  std::vector<float> gate(static_cast<size_t>(n * c.n_ff)), up(gate.size());
+  std::vector<float>& gate = ws_.gate;
+  std::vector<float>& up = ws_.up;
+  gate.resize(static_cast<size_t>(n * c.n_ff));
+  up.resize(gate.size());
   const WeightMatrix* gate_up_w[] = {&L.w_gate, &L.w_up};
   float* const gate_up_y[] = {gate.data(), up.data()};
   be.matmul_same_input(gate_up_w, h.data(), n, gate_up_y);

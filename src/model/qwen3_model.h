@@ -85,6 +85,12 @@ class Qwen3Model {
   Qwen3Config config_;
   Qwen3Weights weights_;
   RopeTables rope_;
+  // One pass's activations, kept between passes so that a decode step neither allocates
+  // nor zero-fills them (a few MB a step at eight sequences; a model runs one pass at a time).
+  struct Workspace {
+    std::vector<float> h, q, k, v, att, gate, up;
+  };
+  Workspace ws_;
 };
 
 }  // namespace duet
