@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -518,6 +519,31 @@ TEST_P(CpuIsaTest, F32ToF16MatchesHalfH) {
       continue;
     }
     ASSERT_EQ(got[i], float_to_fp16(x[i])) << "x = " << x[i] << " (" << i << ")";
+  }
+}
+
+// KV rows back to float: every F16 and BF16 bit pattern converts exactly (as base/half.h
+// does), at lengths with tails below every vector width.
+TEST_P(CpuIsaTest, KvConversionsToF32AreExact) {
+  const CpuKernels& k = cpu_kernels(GetParam());
+  std::vector<uint16_t> all(65536);
+  std::iota(all.begin(), all.end(), 0);
+  for (int64_t n : {65536, 1, 7, 15, 17, 31, 33}) {
+    std::vector<float> got(static_cast<size_t>(n) + 1, -1.0f);
+    k.f16_to_f32(all.data() + 1000, std::min<int64_t>(n, 65536 - 1000), got.data());
+    for (int64_t i = 0; i < std::min<int64_t>(n, 65536 - 1000); ++i) {
+      const float want = fp16_to_float(all[1000 + i]);
+      ASSERT_TRUE(std::isnan(want) ? std::isnan(got[i]) : std::memcmp(&got[i], &want, 4) == 0)
+          << "f16 " << all[1000 + i] << " n=" << n;
+    }
+    EXPECT_EQ(got[std::min<int64_t>(n, 65536 - 1000)], -1.0f) << "wrote past n=" << n;
+    std::fill(got.begin(), got.end(), -1.0f);
+    k.bf16_to_f32(all.data() + 1000, std::min<int64_t>(n, 65536 - 1000), got.data());
+    for (int64_t i = 0; i < std::min<int64_t>(n, 65536 - 1000); ++i) {
+      const uint32_t want_bits = static_cast<uint32_t>(all[1000 + i]) << 16;
+      ASSERT_EQ(std::memcmp(&got[i], &want_bits, 4), 0) << "bf16 " << all[1000 + i] << " n=" << n;
+    }
+    EXPECT_EQ(got[std::min<int64_t>(n, 65536 - 1000)], -1.0f) << "wrote past n=" << n;
   }
 }
 

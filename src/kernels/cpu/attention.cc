@@ -55,6 +55,24 @@ void load_heads(const CpuKernels& k, const PagedAttentionArgs& a, const uint8_t*
   }
 }
 
+// Asks for one KV head's keys and values at positions p0..p0+n−1 ahead of use. The blocks of
+// a sequence lie wherever the block manager put them, so the hardware cannot guess the next
+// one; asking while the current chunk is converted keeps two chunks' misses in flight.
+void prefetch_heads(const PagedAttentionArgs& a, int64_t head, int64_t p0, int64_t n) {
+  const PagedKvView& kv = a.kv;
+  if (!kv.heads_contiguous(a.head_dim)) return;
+  const size_t head_bytes = ggml_row_bytes(kv.dtype, a.head_dim);
+  for (int64_t j = 0; j < n;) {
+    const int64_t p = p0 + j, run = std::min(n - j, kv.block_size - p % kv.block_size);
+    const size_t at = kv.offset(head, p), bytes = static_cast<size_t>(run) * head_bytes;
+    for (size_t off = 0; off < bytes; off += 64) {
+      __builtin_prefetch(kv.k + at + off, 0, 2);
+      __builtin_prefetch(kv.v + at + off, 0, 2);
+    }
+    j += run;
+  }
+}
+
 }  // namespace
 
 bool paged_attention_supported(const PagedAttentionArgs& a) {
@@ -109,6 +127,8 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
       std::fill(s.k.begin() + n * dim, s.k.end(), 0.0f);
       std::fill(s.v.begin() + n * dim, s.v.end(), 0.0f);
     }
+    if (p0 + kAttnKeys <= last_pos)
+      prefetch_heads(a, kv_head, p0 + kAttnKeys, std::min<int64_t>(kAttnKeys, last_pos + 1 - p0 - kAttnKeys));
     load_heads(k, a, a.kv.k, kv_head, p0, n, s.k.data());
     load_heads(k, a, a.kv.v, kv_head, p0, n, s.v.data());
     k.attn_scores(s.q.data(), rows, s.k.data(), dim, s.s.data());
