@@ -49,7 +49,8 @@ class CpuBackend final : public Backend {
 
   void matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n_tokens,
                          std::span<float* const> ys) override {
-    std::vector<cpu::MatmulArgs> args;
+    std::vector<cpu::MatmulArgs>& args = same_input_args_;
+    args.clear();
     for (size_t i = 0; i < ws.size(); ++i) {
       if (!cpu::matmul_supports(ws[i]->type)) {
         Backend::matmul_same_input(ws, x, n_tokens, ys);
@@ -210,6 +211,7 @@ class CpuBackend final : public Backend {
     return a;
   }
 
+  std::vector<cpu::MatmulArgs> same_input_args_;     // one matmul_same_input call's matrices
   std::vector<cpu::AttentionScratch> attn_scratch_;  // one per pool thread
   std::vector<cpu::PagedAttentionArgs> attn_args_;    // one attention_paged call's sequences
   std::vector<int64_t> attn_first_task_;              // their first task; last: the task count

@@ -89,8 +89,8 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
   }
   std::vector<float>& att = ws_.att;
   att.resize(q.size());
-  std::vector<PagedAttentionCall> calls;
-  calls.reserve(b.chunks.size());
+  std::vector<PagedAttentionCall>& calls = ws_.calls;
+  calls.clear();
   for (size_t ci = 0; ci < b.chunks.size(); ++ci) {
     const ForwardChunk& ch = b.chunks[ci];
     const int64_t row = b.first[ci];

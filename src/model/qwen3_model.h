@@ -89,6 +89,7 @@ class Qwen3Model {
   // nor zero-fills them (a few MB a step at eight sequences; a model runs one pass at a time).
   struct Workspace {
     std::vector<float> h, q, k, v, att, gate, up;
+    std::vector<PagedAttentionCall> calls;  // one layer's attention, a call per chunk
   };
   Workspace ws_;
 };
