@@ -418,6 +418,20 @@ TEST_P(CpuIsaTest, ActivationQuantizersMatchScalarBytes) {
           const int8_t q = k32 ? q8x32_row(row, cols).qs[c] : q8x256_row(row, cols).qs[c];
           ASSERT_LE(std::fabs(x[t * cols + c] - double(d) * q), d * (0.5 + std::ldexp(1.0, -13)));
         }
+        if (f != ActFormat::kQ8x256) continue;
+        // The sums the kernels read instead of adding codes up, from their definitions.
+        const Q8x256Row r = q8x256_row(row, cols);
+        for (int64_t j = 0; j < cols / 16; ++j) {
+          int sum = 0;
+          for (int64_t c = 16 * j; c < 16 * j + 16; ++c) sum += r.qs[c];
+          ASSERT_EQ(r.bsums[j], sum) << "16-value sum " << j;
+          ASSERT_EQ(r.q6_start[j], -32 * sum) << "Q6_K start " << j;
+        }
+        for (int64_t j = 0; j < cols / 32; ++j) {
+          const int sum = r.bsums[2 * j] + r.bsums[2 * j + 1];
+          ASSERT_EQ(r.sums32[j], sum) << "32-value sum " << j;
+          ASSERT_EQ(r.s32[j], r.d[j / 8] * static_cast<float>(sum)) << "scaled 32-value sum " << j;
+        }
       }
     }
   }

@@ -11,8 +11,14 @@
 //   kQ8x256 (for Q4_K / Q5_K / Q6_K weights; cols % 256 == 0, nb = cols / 256)
 //     int8  qs[cols]          one scale per 256 values, as the K-quant super-blocks
 //     float d[nb]
-//     int16 bsums[cols / 16]  Σ a_i over each 16 values (Q6_K's offset, folded as integers)
+//     int16 bsums[cols / 16]  Σ a_i over each 16 values
 //     float s32[cols / 32]    d · Σ a_i over each 32 values (Q4_K/Q5_K's per-sub-block mins)
+//     int16 sums32[cols / 32] Σ a_i over each 32 values (the packed Q4_K tile's mins, in
+//                             integers: pairs of them are one VPDPWSSD operand)
+//     int32 q6_start[cols/16] −32 · bsums: the packed Q6_K tile starts a 16-value integer
+//                             dot product of codes 0..63 here, which takes out their −32
+//                             offset for free
+//   The fields after bsums follow from qs and d; fill_q8x256_sums writes them for every path.
 //
 //   kBf16   (for BF16 weights on the AVX512_BF16 path)  uint16 bf16[cols], round to nearest
 //   kF32    the float rows as given (no conversion)
@@ -32,6 +38,21 @@ namespace duet::cpu {
 
 enum class ActFormat { kF32, kBf16, kQ8x32, kQ8x256 };
 
+// Byte offsets of the kQ8x256 fields after qs (which starts the row).
+struct Q8x256Offsets {
+  size_t d, bsums, s32, sums32, q6_start;
+};
+static inline Q8x256Offsets q8x256_offsets(int64_t cols) {
+  const size_t c = static_cast<size_t>(cols);
+  Q8x256Offsets o;
+  o.d = c;
+  o.bsums = o.d + (c / 256) * 4;
+  o.s32 = o.bsums + (c / 16) * 2;
+  o.sums32 = o.s32 + (c / 32) * 4;
+  o.q6_start = o.sums32 + (c / 32) * 2;
+  return o;
+}
+
 static inline size_t act_round64(size_t n) { return (n + 63) / 64 * 64; }
 
 static inline size_t act_row_bytes(ActFormat f, int64_t cols) {
@@ -44,7 +65,7 @@ static inline size_t act_row_bytes(ActFormat f, int64_t cols) {
     case ActFormat::kQ8x32:
       return act_round64(c + (c / 32) * 8);
     case ActFormat::kQ8x256:
-      return act_round64(c + (c / 256) * 4 + (c / 16) * 2 + (c / 32) * 4);
+      return act_round64(q8x256_offsets(cols).q6_start + (c / 16) * 4);
   }
   return 0;
 }
@@ -60,6 +81,8 @@ struct Q8x256Row {
   const float* d;
   const int16_t* bsums;
   const float* s32;
+  const int16_t* sums32;
+  const int32_t* q6_start;
 };
 
 static inline Q8x32Row q8x32_row(const uint8_t* base, int64_t cols) {
@@ -67,10 +90,27 @@ static inline Q8x32Row q8x32_row(const uint8_t* base, int64_t cols) {
   return {reinterpret_cast<const int8_t*>(base), d, d + cols / 32};
 }
 static inline Q8x256Row q8x256_row(const uint8_t* base, int64_t cols) {
-  const auto* d = reinterpret_cast<const float*>(base + cols);
-  const auto* bsums = reinterpret_cast<const int16_t*>(d + cols / 256);
-  const auto* s32 = reinterpret_cast<const float*>(bsums + cols / 16);
-  return {reinterpret_cast<const int8_t*>(base), d, bsums, s32};
+  const Q8x256Offsets o = q8x256_offsets(cols);
+  return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + o.d),
+          reinterpret_cast<const int16_t*>(base + o.bsums), reinterpret_cast<const float*>(base + o.s32),
+          reinterpret_cast<const int16_t*>(base + o.sums32), reinterpret_cast<const int32_t*>(base + o.q6_start)};
+}
+
+// Writes the fields of super-block b of a kQ8x256 row that follow from its d and bsums (the
+// converters write qs, d and bsums). Sums of ≤ 32 codes with |a| ≤ 127 fit int16.
+static inline void fill_q8x256_sums(uint8_t* base, int64_t cols, int64_t b) {
+  const Q8x256Offsets o = q8x256_offsets(cols);
+  const float d = reinterpret_cast<const float*>(base + o.d)[b];
+  const int16_t* bsums = reinterpret_cast<const int16_t*>(base + o.bsums) + b * 16;
+  float* s32 = reinterpret_cast<float*>(base + o.s32) + b * 8;
+  int16_t* sums32 = reinterpret_cast<int16_t*>(base + o.sums32) + b * 8;
+  int32_t* q6_start = reinterpret_cast<int32_t*>(base + o.q6_start) + b * 16;
+  for (int j = 0; j < 8; ++j) {
+    const int sum = bsums[2 * j] + bsums[2 * j + 1];
+    sums32[j] = static_cast<int16_t>(sum);
+    s32[j] = d * static_cast<float>(sum);
+  }
+  for (int j = 0; j < 16; ++j) q6_start[j] = -32 * bsums[j];
 }
 
 }  // namespace duet::cpu

@@ -44,10 +44,10 @@ void to_q8x32(const float* x, int64_t cols, uint8_t* out) {
 }
 
 void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
+  const Q8x256Offsets o = q8x256_offsets(cols);
   auto* qs = reinterpret_cast<int8_t*>(out);
-  auto* d = reinterpret_cast<float*>(out + cols);
-  auto* bsums = reinterpret_cast<int16_t*>(d + cols / 256);
-  auto* s32 = reinterpret_cast<float*>(bsums + cols / 16);
+  auto* d = reinterpret_cast<float*>(out + o.d);
+  auto* bsums = reinterpret_cast<int16_t*>(out + o.bsums);
   for (int64_t b = 0; b < cols / 256; ++b) {
     const float amax = block_amax(x + b * 256, 256);
     const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
@@ -61,8 +61,7 @@ void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
       }
       bsums[b * 16 + j] = static_cast<int16_t>(sum);
     }
-    for (int j = 0; j < 8; ++j)
-      s32[b * 8 + j] = d[b] * static_cast<float>(bsums[b * 16 + 2 * j] + bsums[b * 16 + 2 * j + 1]);
+    fill_q8x256_sums(out, cols, b);
   }
 }
 

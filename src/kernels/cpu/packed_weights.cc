@@ -104,7 +104,7 @@ void pack_q4_k(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, i
         }
         for (int j = 0; j < 8; ++j) {
           sc[16 * j + r] = s8[j];
-          mn[16 * j + r] = m8[j];
+          mn[32 * (j / 2) + 2 * r + j % 2] = m8[j];
         }
       }
       for (int j = 0; j < 8; ++j) put_nibble_words(q, 32 * j, unit + 320 + j * 4 * kWord);

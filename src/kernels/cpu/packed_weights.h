@@ -21,7 +21,8 @@
 // kQ4_Kx16 (from Q4_K): one 2368-byte unit per super-block of 256 columns:
 //   uint16 d[16], dmin[16]   fp16 super-scales of row r
 //   uint8  sc[8][16]         6-bit scale of sub-block j (32 columns) of row r
-//   uint8  m[8][16]          6-bit min of sub-block j of row r
+//   uint8  m[4][16][2]       6-bit mins of sub-blocks 2i and 2i+1 of row r, adjacent
+//                            (widened to int16, a pair is one VPDPWSSD lane)
 //   word   nib[8][4]         sub-block j: nib[j][k] holds word k (columns 32j + 4k …) in
 //                            its low nibbles and word k + 4 in its high nibbles
 //

@@ -83,10 +83,10 @@ void to_q8x32(const float* x, int64_t cols, uint8_t* out) {
 }
 
 void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
+  const Q8x256Offsets o = q8x256_offsets(cols);
   auto* qs = reinterpret_cast<int8_t*>(out);
-  auto* d = reinterpret_cast<float*>(out + cols);
-  auto* bsums = reinterpret_cast<int16_t*>(d + cols / 256);
-  auto* s32 = reinterpret_cast<float*>(bsums + cols / 16);
+  auto* d = reinterpret_cast<float*>(out + o.d);
+  auto* bsums = reinterpret_cast<int16_t*>(out + o.bsums);
   for (int64_t b = 0; b < cols / 256; ++b) {
     const float* xb = x + b * 256;
     __m256 m = _mm256_setzero_ps();
@@ -96,11 +96,11 @@ void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
     d[b] = amax / 127.0f;
     for (int j = 0; j < 8; ++j) {
       int halves[2];
-      const int sum = quantize32(xb + 32 * j, id, qs + b * 256 + 32 * j, halves);
+      quantize32(xb + 32 * j, id, qs + b * 256 + 32 * j, halves);
       bsums[b * 16 + 2 * j] = static_cast<int16_t>(halves[0]);
       bsums[b * 16 + 2 * j + 1] = static_cast<int16_t>(halves[1]);
-      s32[b * 8 + j] = d[b] * static_cast<float>(sum);
     }
+    fill_q8x256_sums(out, cols, b);
   }
 }
 

@@ -55,10 +55,11 @@ void to_q8x32(const float* x, int64_t cols, uint8_t* out) {
 }
 
 void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
+  const Q8x256Offsets o = q8x256_offsets(cols);
   auto* qs = reinterpret_cast<int8_t*>(out);
-  auto* d = reinterpret_cast<float*>(out + cols);
-  auto* bsums = reinterpret_cast<int16_t*>(d + cols / 256);
-  auto* s32 = reinterpret_cast<float*>(bsums + cols / 16);
+  auto* d = reinterpret_cast<float*>(out + o.d);
+  auto* bsums = reinterpret_cast<int16_t*>(out + o.bsums);
+  const __m512i bias = _mm512_set1_epi8(-128);
   for (int64_t b = 0; b < cols / 256; ++b) {
     const float* xb = x + b * 256;
     __m512 m = _mm512_setzero_ps();
@@ -66,13 +67,21 @@ void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
     const float amax = _mm512_reduce_max_ps(m);
     const __m512 id = _mm512_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
     d[b] = amax / 127.0f;
-    for (int j = 0; j < 16; ++j) {
-      const __m512i q = quantize16(_mm512_loadu_ps(xb + j * 16), id);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + b * 256 + j * 16), _mm512_cvtsepi32_epi8(q));
-      bsums[b * 16 + j] = static_cast<int16_t>(_mm512_reduce_add_epi32(q));
+    int8_t* qb = qs + b * 256;
+    for (int j = 0; j < 16; ++j)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(qb + j * 16),
+                       _mm512_cvtsepi32_epi8(quantize16(_mm512_loadu_ps(xb + j * 16), id)));
+    // Sums of 16 codes from the stored bytes: VPSADBW adds eight unsigned bytes, so the
+    // codes are biased by +128 (8·128 per qword) and each 16 is two neighbouring qwords.
+    for (int i = 0; i < 4; ++i) {
+      const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(qb + 64 * i), bias);
+      const __m512i sad = _mm512_sad_epu8(v, _mm512_setzero_si512());
+      const __m512i pair = _mm512_add_epi64(sad, _mm512_shuffle_epi32(sad, _MM_PERM_BADC));
+      alignas(64) int64_t q[8];
+      _mm512_store_si512(q, pair);
+      for (int k = 0; k < 4; ++k) bsums[b * 16 + 4 * i + k] = static_cast<int16_t>(q[2 * k] - 16 * 128);
     }
-    for (int j = 0; j < 8; ++j)
-      s32[b * 8 + j] = d[b] * static_cast<float>(bsums[b * 16 + 2 * j] + bsums[b * 16 + 2 * j + 1]);
+    fill_q8x256_sums(out, cols, b);
   }
 }
 
