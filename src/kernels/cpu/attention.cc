@@ -73,6 +73,60 @@ void prefetch_heads(const PagedAttentionArgs& a, int64_t head, int64_t p0, int64
   }
 }
 
+// The general task: chunks of keys and values decoded into float rows, then scores, the
+// online softmax and the accumulation as separate pieces; leaves the normalized output rows
+// in s.acc (rows × dim). Row r (query s.q) sees positions 0..s.last[r]; first_pos and
+// last_pos are the least and greatest of those.
+void chunked_attention(const CpuKernels& k, const PagedAttentionArgs& a, int64_t kv_head, int64_t rows,
+                       int32_t first_pos, int32_t last_pos, AttentionScratch& s) {
+  const int64_t dim = a.head_dim;
+  s.acc.assign(static_cast<size_t>(rows * dim), 0.0f);
+  s.s.resize(static_cast<size_t>(rows * kAttnKeys));
+  s.m.assign(static_cast<size_t>(rows), -INFINITY);
+  s.l.assign(static_cast<size_t>(rows), 0.0f);
+  s.corr.resize(static_cast<size_t>(rows));
+  s.k.resize(static_cast<size_t>(kAttnKeys * dim));
+  s.v.resize(static_cast<size_t>(kAttnKeys * dim));
+  const int64_t n_pos = last_pos + 1;
+  for (int64_t p0 = 0; p0 < n_pos; p0 += kAttnKeys) {
+    const int64_t n = std::min<int64_t>(kAttnKeys, n_pos - p0);
+    // Keys and values (chunk × dim each), zero past the context (only the last, partial
+    // chunk has such positions).
+    if (n < kAttnKeys) {
+      std::fill(s.k.begin() + n * dim, s.k.end(), 0.0f);
+      std::fill(s.v.begin() + n * dim, s.v.end(), 0.0f);
+    }
+    if (p0 + kAttnKeys < n_pos)
+      prefetch_heads(a, kv_head, p0 + kAttnKeys, std::min<int64_t>(kAttnKeys, n_pos - p0 - kAttnKeys));
+    load_heads(k, a, a.kv.k, kv_head, p0, n, s.k.data());
+    load_heads(k, a, a.kv.v, kv_head, p0, n, s.v.data());
+    k.attn_scores(s.q.data(), rows, s.k.data(), dim, s.s.data());
+
+    const bool masking = p0 + kAttnKeys - 1 > first_pos;  // some row cannot see all of it
+    for (int64_t r = 0; r < rows; ++r) {
+      float* sr = s.s.data() + r * kAttnKeys;
+      const int64_t visible = masking ? std::clamp<int64_t>(s.last[r] + 1 - p0, 0, n) : n;
+      for (int64_t j = visible; j < kAttnKeys; ++j) sr[j] = -INFINITY;
+      if (visible == 0) {  // nothing new for this row: leave its state as it is
+        s.corr[r] = 1.0f;
+        std::fill(sr, sr + kAttnKeys, 0.0f);
+        continue;
+      }
+      float m = s.m[r];
+      for (int64_t j = 0; j < visible; ++j) m = std::max(m, sr[j]);
+      s.corr[r] = std::exp(s.m[r] - m);  // 0 on the first chunk (m was −∞)
+      s.l[r] = s.l[r] * s.corr[r] + k.attn_exp_sum(sr, m);
+      s.m[r] = m;
+    }
+    k.attn_accumulate(s.s.data(), rows, s.v.data(), dim, s.corr.data(), s.acc.data());
+  }
+
+  for (int64_t r = 0; r < rows; ++r) {
+    const float inv = 1.0f / s.l[r];  // ≥ 1: the row's maximum contributes exp(0)
+    for (int64_t d = 0; d < dim; ++d) s.acc[r * dim + d] *= inv;
+  }
+}
+
 }  // namespace
 
 bool paged_attention_supported(const PagedAttentionArgs& a) {
@@ -101,62 +155,28 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
   const int64_t rows = (t1 - t0) * G;  // row r: token t0 + r / G, head kv_head·G + r % G
 
   s.q.resize(static_cast<size_t>(rows * dim));
-  s.acc.assign(static_cast<size_t>(rows * dim), 0.0f);
-  s.s.resize(static_cast<size_t>(rows * kAttnKeys));
-  s.m.assign(static_cast<size_t>(rows), -INFINITY);
-  s.l.assign(static_cast<size_t>(rows), 0.0f);
-  s.corr.resize(static_cast<size_t>(rows));
-  s.k.resize(static_cast<size_t>(kAttnKeys * dim));
-  s.v.resize(static_cast<size_t>(kAttnKeys * dim));
+  s.acc.resize(static_cast<size_t>(rows * dim));
 
   // Queries scaled once, so scores need no multiply.
   int32_t first_pos = a.positions[t0], last_pos = a.positions[t0];
+  s.last.resize(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t t = t0 + r / G, h = kv_head * G + r % G;
     const float* src = a.q + (t * a.n_head + h) * dim;
     for (int64_t d = 0; d < dim; ++d) s.q[r * dim + d] = src[d] * a.scale;
+    s.last[r] = a.positions[t];
     first_pos = std::min(first_pos, a.positions[t]);
     last_pos = std::max(last_pos, a.positions[t]);
   }
 
-  for (int64_t p0 = 0; p0 <= last_pos; p0 += kAttnKeys) {
-    const int64_t n = std::min<int64_t>(kAttnKeys, last_pos + 1 - p0);
-    // Keys and values (chunk × dim each), zero past the context (only the last, partial
-    // chunk has such positions).
-    if (n < kAttnKeys) {
-      std::fill(s.k.begin() + n * dim, s.k.end(), 0.0f);
-      std::fill(s.v.begin() + n * dim, s.v.end(), 0.0f);
-    }
-    if (p0 + kAttnKeys <= last_pos)
-      prefetch_heads(a, kv_head, p0 + kAttnKeys, std::min<int64_t>(kAttnKeys, last_pos + 1 - p0 - kAttnKeys));
-    load_heads(k, a, a.kv.k, kv_head, p0, n, s.k.data());
-    load_heads(k, a, a.kv.v, kv_head, p0, n, s.v.data());
-    k.attn_scores(s.q.data(), rows, s.k.data(), dim, s.s.data());
-
-    const bool masking = p0 + kAttnKeys - 1 > first_pos;  // some row cannot see all of it
-    for (int64_t r = 0; r < rows; ++r) {
-      float* sr = s.s.data() + r * kAttnKeys;
-      const int64_t visible = masking ? std::clamp<int64_t>(a.positions[t0 + r / G] + 1 - p0, 0, n) : n;
-      for (int64_t j = visible; j < kAttnKeys; ++j) sr[j] = -INFINITY;
-      if (visible == 0) {  // nothing new for this row: leave its state as it is
-        s.corr[r] = 1.0f;
-        std::fill(sr, sr + kAttnKeys, 0.0f);
-        continue;
-      }
-      float m = s.m[r];
-      for (int64_t j = 0; j < visible; ++j) m = std::max(m, sr[j]);
-      s.corr[r] = std::exp(s.m[r] - m);  // 0 on the first chunk (m was −∞)
-      s.l[r] = s.l[r] * s.corr[r] + k.attn_exp_sum(sr, m);
-      s.m[r] = m;
-    }
-    k.attn_accumulate(s.s.data(), rows, s.v.data(), dim, s.corr.data(), s.acc.data());
-  }
+  // A decoding sequence's few rows: one fused pass where the path has it.
+  const bool fused = rows <= kAttnDecodeRows && k.attn_decode != nullptr &&
+                     k.attn_decode(s.q.data(), static_cast<int>(rows), a.kv, kv_head, dim, s.last.data(), s.acc.data());
+  if (!fused) chunked_attention(k, a, kv_head, rows, first_pos, last_pos, s);
 
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t t = t0 + r / G, h = kv_head * G + r % G;
-    float* dst = a.out + (t * a.n_head + h) * dim;
-    const float inv = 1.0f / s.l[r];  // ≥ 1: the row's maximum contributes exp(0)
-    for (int64_t d = 0; d < dim; ++d) dst[d] = s.acc[r * dim + d] * inv;
+    std::copy_n(s.acc.data() + r * dim, dim, a.out + (t * a.n_head + h) * dim);
   }
 }
 

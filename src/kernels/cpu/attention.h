@@ -29,6 +29,7 @@ struct PagedAttentionArgs {
 // Per-thread working memory, grown on first use and reused.
 struct AttentionScratch {
   std::vector<float> q, k, v, s, acc, m, l, corr;
+  std::vector<int32_t> last;  // per query row: the last position it sees
 };
 
 // False for what this kernel does not handle (the caller then uses the reference):

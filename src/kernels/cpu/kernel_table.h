@@ -10,6 +10,7 @@
 #include "kernels/cpu/act_format.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/packed_weights.h"
+#include "kernels/paged_kv_view.h"
 
 namespace duet::cpu {
 
@@ -23,6 +24,8 @@ constexpr int kTileMax = 4;
 constexpr int kTileMaxSingleRow = 8;
 // Key positions per attention chunk (see CpuKernels::attn_scores).
 constexpr int kAttnKeys = 16;
+// Query rows up to which an attention task may go through CpuKernels::attn_decode.
+constexpr int kAttnDecodeRows = 8;
 using MatmulTileFn = void (*)(const uint8_t* w, size_t w_stride, int nr, const uint8_t* x,
                               size_t x_stride, int nt, int64_t cols, float* y, int64_t ldy);
 
@@ -80,6 +83,13 @@ struct CpuKernels {
   // for i < nq: the online-softmax update of nq output rows by one chunk of values.
   void (*attn_accumulate)(const float* p, int64_t nq, const float* v, int64_t dim,
                           const float* corr, float* acc) = nullptr;
+  // All of a decode-sized attention task at once (attention_decode_avx512.cc): `rows` ≤
+  // kAttnDecodeRows query rows q (rows × dim, already scaled) of KV head `head`, row r
+  // seeing positions 0..last[r], into out (rows × dim). Returns false, having done nothing,
+  // for what it does not take (the caller then uses the pieces above); nullptr on paths
+  // without it.
+  bool (*attn_decode)(const float* q, int rows, const PagedKvView& kv, int64_t head, int64_t dim,
+                      const int32_t* last, float* out) = nullptr;
 
   // Kernels for a weight type; nullptr when the type has none.
   const WeightKernels* for_type(GgmlType type) const;
@@ -98,6 +108,7 @@ void fill_avx2_elementwise_kernels(CpuKernels& k);
 void fill_avx2_attention_kernels(CpuKernels& k);
 void fill_avx512_quant_kernels(CpuKernels& k);
 void fill_avx512_attention_kernels(CpuKernels& k);
+void fill_avx512_attention_decode_kernels(CpuKernels& k);
 void fill_avx512_packed_kernels(CpuKernels& k, bool bf16_dot);
 void fill_avx512_float_kernels(CpuKernels& k, bool bf16_dot);
 
