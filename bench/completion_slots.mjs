@@ -5,7 +5,10 @@
 // wall time of the whole batch, repeated --rounds times (median quoted).
 //
 //   node bench/completion_slots.mjs --url http://127.0.0.1:8080 [--concurrency 8]
-//        [--tokens 64] [--rounds 3] [--llama-native 1]
+//        [--tokens 64] [--rounds 3] [--llama-native 1] [--temperature 0] [--top-p 1]
+//
+// --temperature above 0 samples (each request seeded by its index) instead of taking the
+// most likely token, to include the sampler's work in the rate.
 //
 // --llama-native 1 uses llama-server's own /completion endpoint (n_predict, tokens_predicted)
 // instead. The llama.cpp build measured in docs/PERF.md (d3936498) answers both endpoints with
@@ -18,6 +21,8 @@ const concurrency = Number(args.concurrency ?? 8);
 const tokens = Number(args.tokens ?? 64);
 const rounds = Number(args.rounds ?? 3);
 const native = args['llama-native'] === '1';
+const temperature = Number(args.temperature ?? 0);
+const topP = Number(args['top-p'] ?? 1);
 
 const models = await (await fetch(`${url}/v1/models`)).json();
 const model = models.data[0].id;
@@ -25,8 +30,8 @@ const model = models.data[0].id;
 async function one(i) {
   const prompt = `Request ${i}: tell a long story about the number ${i * 7919}.`;
   const body = native
-    ? { prompt, n_predict: tokens, ignore_eos: true, temperature: 0, cache_prompt: false }
-    : { model, prompt, max_tokens: tokens, ignore_eos: true, min_tokens: tokens, temperature: 0 };
+    ? { prompt, n_predict: tokens, ignore_eos: true, temperature, top_p: topP, seed: i, cache_prompt: false }
+    : { model, prompt, max_tokens: tokens, ignore_eos: true, min_tokens: tokens, temperature, top_p: topP, seed: i };
   const res = await fetch(`${url}${native ? '/completion' : '/v1/completions'}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -49,4 +54,4 @@ for (let r = 0; r < rounds; ++r) {
 }
 rates.sort((a, b) => a - b);
 const median = rates[Math.floor(rates.length / 2)];
-console.log(JSON.stringify({ url, model, concurrency, tokens, rounds, tok_s: rates, median_tok_s: median }));
+console.log(JSON.stringify({ url, model, concurrency, tokens, rounds, temperature, top_p: topP, tok_s: rates, median_tok_s: median }));

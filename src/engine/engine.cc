@@ -294,30 +294,7 @@ bool Engine::step() {
             finish(*l, FinishReason::kError, s.message());
     } else {
       scheduler_->commit(plan);
-      const int64_t n_vocab = model_.config().n_vocab;
-      size_t row = 0;
-      for (const ScheduledChunk& c : plan.chunks) {
-        if (!c.sample) continue;
-        Live* l = nullptr;
-        for (auto& cand : live_)
-          if (&cand->seq == c.seq) l = cand.get();
-        std::span<float> lg(logits.data() + row * n_vocab, static_cast<size_t>(n_vocab));
-        ++row;
-        // Until min_tokens are out, the end tokens cannot be picked.
-        if (l->generated < l->req.min_tokens) {
-          for (int32_t t : config_.end_token_ids) lg[t] = -INFINITY;
-          for (int32_t t : l->req.stop_token_ids) lg[t] = -INFINITY;
-        }
-        TokenHistory hist{std::span<const int32_t>(l->seq.tokens.data(), static_cast<size_t>(l->seq.n_prompt)),
-                          std::span<const int32_t>(l->seq.tokens.data() + l->seq.n_prompt,
-                                                   l->seq.tokens.size() - static_cast<size_t>(l->seq.n_prompt))};
-        if (config_.logits_override) config_.logits_override(hist.prompt, hist.generated, lg);
-        const SampleResult r = l->sampler->sample(lg, hist);
-        FinishReason f = after_sample(*l, r);
-        if (f == FinishReason::kNone && static_cast<int64_t>(l->seq.tokens.size()) >= max_sequence_tokens())
-          f = FinishReason::kLength;
-        if (f != FinishReason::kNone) finish(*l, f);
-      }
+      sample_step(plan, logits);
     }
   }
   // Prompt tokens computed this step, counted before finished sequences are freed.
@@ -335,6 +312,51 @@ bool Engine::step() {
   if (!plan.empty()) stats_.steps++;
   stats_.prompt_tokens += prompt_computed;
   return did_work;
+}
+
+// Draws the step's tokens and applies them. The draws are independent (each request has
+// its own sampler and generator, so a seed gives the same tokens whatever else is in the
+// batch) and run on the sampling pool; appending, stop checks and events stay on this thread,
+// in the plan's order.
+void Engine::sample_step(const StepPlan& plan, std::vector<float>& logits) {
+  struct Pick {
+    Live* live;
+    std::span<float> logits;
+    TokenHistory history;
+    SampleResult result;
+  };
+  std::vector<Pick> picks;
+  const int64_t n_vocab = model_.config().n_vocab;
+  size_t row = 0;
+  for (const ScheduledChunk& c : plan.chunks) {
+    if (!c.sample) continue;
+    Live* l = nullptr;
+    for (auto& cand : live_)
+      if (&cand->seq == c.seq) l = cand.get();
+    std::span<float> lg(logits.data() + row * n_vocab, static_cast<size_t>(n_vocab));
+    ++row;
+    // Until min_tokens are out, the end tokens cannot be picked.
+    if (l->generated < l->req.min_tokens) {
+      for (int32_t t : config_.end_token_ids) lg[t] = -INFINITY;
+      for (int32_t t : l->req.stop_token_ids) lg[t] = -INFINITY;
+    }
+    TokenHistory hist{std::span<const int32_t>(l->seq.tokens.data(), static_cast<size_t>(l->seq.n_prompt)),
+                      std::span<const int32_t>(l->seq.tokens.data() + l->seq.n_prompt,
+                                               l->seq.tokens.size() - static_cast<size_t>(l->seq.n_prompt))};
+    if (config_.logits_override) config_.logits_override(hist.prompt, hist.generated, lg);
+    picks.push_back({l, lg, hist, {}});
+  }
+  auto draw = [&](int64_t i, int) { picks[i].result = picks[i].live->sampler->sample(picks[i].logits, picks[i].history); };
+  if (config_.sampling_pool != nullptr && picks.size() > 1)
+    config_.sampling_pool->parallel_for(static_cast<int64_t>(picks.size()), draw);
+  else
+    for (size_t i = 0; i < picks.size(); ++i) draw(static_cast<int64_t>(i), 0);
+  for (Pick& p : picks) {
+    FinishReason f = after_sample(*p.live, p.result);
+    if (f == FinishReason::kNone && static_cast<int64_t>(p.live->seq.tokens.size()) >= max_sequence_tokens())
+      f = FinishReason::kLength;
+    if (f != FinishReason::kNone) finish(*p.live, f);
+  }
 }
 
 EngineStats Engine::stats() const {

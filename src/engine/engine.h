@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/thread_pool.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
 #include "kv/block_manager.h"
@@ -44,6 +45,10 @@ struct EngineConfig {
   // client) is measured on its own instead of behind a compute thread that holds a core.
   std::chrono::microseconds step_pause{0};
   LogitsOverride logits_override;  // tests only; empty in duet
+  // Threads for drawing the step's tokens: each request's sampler is its own, so the rows of
+  // a step are sampled in parallel (the backend's pool, idle between forward passes). nullptr:
+  // on the engine thread, one after another.
+  ThreadPool* sampling_pool = nullptr;
 };
 
 struct EngineStats {
@@ -83,6 +88,7 @@ class Engine {
   Engine(Qwen3Model& model, const EngineConfig& config);
   void finish(Live& live, FinishReason reason, const std::string& error = {});
   FinishReason after_sample(Live& live, const SampleResult& r);
+  void sample_step(const StepPlan& plan, std::vector<float>& logits);
   void wake();
 
   Qwen3Model& model_;

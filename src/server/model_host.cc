@@ -186,6 +186,7 @@ Status ModelHost::load_file(const std::string& path) {
       static_cast<int64_t>(std::clamp(options_.debug_step_pause_ms, 0.0, 10000.0) * 1000));
   if (options_.test_logits_override)
     ec.logits_override = options_.test_logits_override(*tokenizer_);
+  ec.sampling_pool = pool_.get();  // the CPU backend's threads; none with the reference one
   auto engine = Engine::create(*model_, ec);
   if (!engine) return engine.status().with_context("starting the engine");
   engine_ = std::move(engine.value());

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "base/thread_pool.h"
 #include "engine/engine.h"
 #include "forge/forge.h"
 #include "support/test_util.h"
@@ -263,13 +264,24 @@ TEST(EngineSeeds, SameSeedSameTokensWhateverTheBatch) {
   r.sampling.seed = 1234;
   r.max_tokens = 20;
   const auto alone = run_alone(*model, r);
-  auto e = Engine::create(*model, small_config());
-  ASSERT_TRUE(e.is_ok());
-  std::vector<std::shared_ptr<RequestHandle>> others;
-  for (int i = 0; i < 5; ++i) others.push_back(*(*e)->submit(greedy(prompt_of(5 + i, i, vocab), 25)));
-  auto h = *(*e)->submit(r);
-  run_until_idle(**e);
-  EXPECT_EQ(tokens_of(*h), alone);
+  // Drawn on the engine thread, and in parallel on a pool with the batch's other rows.
+  ThreadPool pool(3);
+  for (ThreadPool* sampling_pool : {static_cast<ThreadPool*>(nullptr), &pool}) {
+    EngineConfig config = small_config();
+    config.sampling_pool = sampling_pool;
+    auto e = Engine::create(*model, config);
+    ASSERT_TRUE(e.is_ok());
+    std::vector<std::shared_ptr<RequestHandle>> others;
+    for (int i = 0; i < 5; ++i) {
+      GenerateRequest o = greedy(prompt_of(5 + i, i, vocab), 25);
+      o.sampling.temperature = 0.7f;  // other sampled rows beside it
+      o.sampling.seed = 77 + i;
+      others.push_back(*(*e)->submit(o));
+    }
+    auto h = *(*e)->submit(r);
+    run_until_idle(**e);
+    EXPECT_EQ(tokens_of(*h), alone) << (sampling_pool ? "parallel draws" : "draws on the engine thread");
+  }
 }
 
 TEST(EngineLimits, RejectsWhatCannotRun) {
