@@ -340,20 +340,24 @@ void Engine::sample_step(const StepPlan& plan, std::vector<float>& logits) {
       for (int32_t t : config_.end_token_ids) lg[t] = -INFINITY;
       for (int32_t t : l->req.stop_token_ids) lg[t] = -INFINITY;
     }
-    TokenHistory hist{std::span<const int32_t>(l->seq.tokens.data(), static_cast<size_t>(l->seq.n_prompt)),
-                      std::span<const int32_t>(l->seq.tokens.data() + l->seq.n_prompt,
-                                               l->seq.tokens.size() - static_cast<size_t>(l->seq.n_prompt))};
+    TokenHistory hist{
+        std::span<const int32_t>(l->seq.tokens.data(), static_cast<size_t>(l->seq.n_prompt)),
+        std::span<const int32_t>(l->seq.tokens.data() + l->seq.n_prompt,
+                                 l->seq.tokens.size() - static_cast<size_t>(l->seq.n_prompt))};
     if (config_.logits_override) config_.logits_override(hist.prompt, hist.generated, lg);
     picks.push_back({l, lg, hist, {}});
   }
-  auto draw = [&](int64_t i, int) { picks[i].result = picks[i].live->sampler->sample(picks[i].logits, picks[i].history); };
+  auto draw = [&](int64_t i, int) {
+    picks[i].result = picks[i].live->sampler->sample(picks[i].logits, picks[i].history);
+  };
   if (config_.sampling_pool != nullptr && picks.size() > 1)
     config_.sampling_pool->parallel_for(static_cast<int64_t>(picks.size()), draw);
   else
     for (size_t i = 0; i < picks.size(); ++i) draw(static_cast<int64_t>(i), 0);
   for (Pick& p : picks) {
     FinishReason f = after_sample(*p.live, p.result);
-    if (f == FinishReason::kNone && static_cast<int64_t>(p.live->seq.tokens.size()) >= max_sequence_tokens())
+    if (f == FinishReason::kNone &&
+        static_cast<int64_t>(p.live->seq.tokens.size()) >= max_sequence_tokens())
       f = FinishReason::kLength;
     if (f != FinishReason::kNone) finish(*p.live, f);
   }

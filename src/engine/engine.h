@@ -1,7 +1,8 @@
 // The engine: one thread that serves every request at once. Each step it takes new
 // requests and cancellations, asks the scheduler what to compute, runs one batched forward
 // pass over all of it (so each weight is read once per step), samples (the sequences' draws
-// in parallel on the sampling pool when there is one), and pushes one event per sequence. Cancelled or finished sequences give their KV blocks back in the same step.
+// in parallel on the sampling pool when there is one), and pushes one event per sequence.
+// Cancelled or finished sequences give their KV blocks back in the same step.
 #pragma once
 
 #include <atomic>

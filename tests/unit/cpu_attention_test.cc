@@ -348,10 +348,12 @@ TEST(CpuAttentionPieces, DecodeTaskFusedForF16AndBf16HeadMajorCaches) {
     TestCache cache(c, 40, rng);
     std::vector<float> q(static_cast<size_t>(rows * c.shape.head_dim), 0.1f), out(q.size(), NAN);
     std::vector<int32_t> last(static_cast<size_t>(rows), 39);
-    const bool taken = k.attn_decode(q.data(), rows, cache.view(), 0, c.shape.head_dim, last.data(), out.data());
+    const bool taken =
+        k.attn_decode(q.data(), rows, cache.view(), 0, c.shape.head_dim, last.data(), out.data());
     if (taken)  // equal queries and visibility: every row is the same mean of values
       for (int r = 1; r < rows; ++r)
-        for (int64_t d = 0; d < c.shape.head_dim; ++d) EXPECT_EQ(out[r * c.shape.head_dim + d], out[d]);
+        for (int64_t d = 0; d < c.shape.head_dim; ++d)
+          EXPECT_EQ(out[r * c.shape.head_dim + d], out[d]);
     else
       for (float x : out) EXPECT_TRUE(std::isnan(x)) << "declined but wrote";
     return taken;
@@ -360,12 +362,13 @@ TEST(CpuAttentionPieces, DecodeTaskFusedForF16AndBf16HeadMajorCaches) {
     for (int64_t dim : {16, 32, 64, 128})
       for (int64_t bs : {16, 32})
         for (int rows : {1, 2, 5, cpu::kAttnDecodeRows})
-          EXPECT_TRUE(takes({t, {8, 8, dim}, bs, true}, rows)) << describe({t, {8, 8, dim}, bs, true}) << " rows " << rows;
+          EXPECT_TRUE(takes({t, {8, 8, dim}, bs, true}, rows))
+              << describe({t, {8, 8, dim}, bs, true}) << " rows " << rows;
   EXPECT_FALSE(takes({GgmlType::F32, {8, 8, 128}, 16, true}, 2));
   EXPECT_FALSE(takes({GgmlType::Q8_0, {8, 8, 128}, 16, true}, 2));
   EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 128}, 16, false}, 2));  // position-major
-  EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 128}, 5, true}, 2));     // blocks split chunks
-  EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 40}, 16, true}, 2));     // head size
+  EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 128}, 5, true}, 2));    // blocks split chunks
+  EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 40}, 16, true}, 2));    // head size
   EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 128}, 16, true}, cpu::kAttnDecodeRows + 1));
 }
 

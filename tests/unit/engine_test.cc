@@ -280,7 +280,8 @@ TEST(EngineSeeds, SameSeedSameTokensWhateverTheBatch) {
     }
     auto h = *(*e)->submit(r);
     run_until_idle(**e);
-    EXPECT_EQ(tokens_of(*h), alone) << (sampling_pool ? "parallel draws" : "draws on the engine thread");
+    EXPECT_EQ(tokens_of(*h), alone)
+        << (sampling_pool ? "parallel draws" : "draws on the engine thread");
   }
 }
 

@@ -91,9 +91,12 @@ static inline Q8x32Row q8x32_row(const uint8_t* base, int64_t cols) {
 }
 static inline Q8x256Row q8x256_row(const uint8_t* base, int64_t cols) {
   const Q8x256Offsets o = q8x256_offsets(cols);
-  return {reinterpret_cast<const int8_t*>(base), reinterpret_cast<const float*>(base + o.d),
-          reinterpret_cast<const int16_t*>(base + o.bsums), reinterpret_cast<const float*>(base + o.s32),
-          reinterpret_cast<const int16_t*>(base + o.sums32), reinterpret_cast<const int32_t*>(base + o.q6_start)};
+  return {reinterpret_cast<const int8_t*>(base),
+          reinterpret_cast<const float*>(base + o.d),
+          reinterpret_cast<const int16_t*>(base + o.bsums),
+          reinterpret_cast<const float*>(base + o.s32),
+          reinterpret_cast<const int16_t*>(base + o.sums32),
+          reinterpret_cast<const int32_t*>(base + o.q6_start)};
 }
 
 // Writes the fields of super-block b of a kQ8x256 row that follow from its d and bsums (the

@@ -77,8 +77,8 @@ void prefetch_heads(const PagedAttentionArgs& a, int64_t head, int64_t p0, int64
 // online softmax and the accumulation as separate pieces; leaves the normalized output rows
 // in s.acc (rows × dim). Row r (query s.q) sees positions 0..s.last[r]; first_pos and
 // last_pos are the least and greatest of those.
-void chunked_attention(const CpuKernels& k, const PagedAttentionArgs& a, int64_t kv_head, int64_t rows,
-                       int32_t first_pos, int32_t last_pos, AttentionScratch& s) {
+void chunked_attention(const CpuKernels& k, const PagedAttentionArgs& a, int64_t kv_head,
+                       int64_t rows, int32_t first_pos, int32_t last_pos, AttentionScratch& s) {
   const int64_t dim = a.head_dim;
   s.acc.assign(static_cast<size_t>(rows * dim), 0.0f);
   s.s.resize(static_cast<size_t>(rows * kAttnKeys));
@@ -97,7 +97,8 @@ void chunked_attention(const CpuKernels& k, const PagedAttentionArgs& a, int64_t
       std::fill(s.v.begin() + n * dim, s.v.end(), 0.0f);
     }
     if (p0 + kAttnKeys < n_pos)
-      prefetch_heads(a, kv_head, p0 + kAttnKeys, std::min<int64_t>(kAttnKeys, n_pos - p0 - kAttnKeys));
+      prefetch_heads(a, kv_head, p0 + kAttnKeys,
+                     std::min<int64_t>(kAttnKeys, n_pos - p0 - kAttnKeys));
     load_heads(k, a, a.kv.k, kv_head, p0, n, s.k.data());
     load_heads(k, a, a.kv.v, kv_head, p0, n, s.v.data());
     k.attn_scores(s.q.data(), rows, s.k.data(), dim, s.s.data());
@@ -171,7 +172,8 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
 
   // A decoding sequence's few rows: one fused pass where the path has it.
   const bool fused = rows <= kAttnDecodeRows && k.attn_decode != nullptr &&
-                     k.attn_decode(s.q.data(), static_cast<int>(rows), a.kv, kv_head, dim, s.last.data(), s.acc.data());
+                     k.attn_decode(s.q.data(), static_cast<int>(rows), a.kv, kv_head, dim,
+                                   s.last.data(), s.acc.data());
   if (!fused) chunked_attention(k, a, kv_head, rows, first_pos, last_pos, s);
 
   for (int64_t r = 0; r < rows; ++r) {

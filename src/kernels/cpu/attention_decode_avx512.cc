@@ -39,15 +39,17 @@ inline __m512 load16(const uint16_t* p) {
 
 // [lo, hi] as one vector, and the halves of one (AVX512F only: no DQ among the flags).
 inline __m512 join(__m256 lo, __m256 hi) {
-  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+  return _mm512_castpd_ps(
+      _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
 }
-inline __m256 high_half(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
+inline __m256 high_half(__m512 v) {
+  return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
 
 // Lane j of the result = the sum of the 16 lanes of v[j], j < 8.
 inline __m256 sum_lanes8(const __m512 (&v)[8]) {
   __m256 h[8];
-  for (int j = 0; j < 8; ++j)
-    h[j] = _mm256_add_ps(_mm512_castps512_ps256(v[j]), high_half(v[j]));
+  for (int j = 0; j < 8; ++j) h[j] = _mm256_add_ps(_mm512_castps512_ps256(v[j]), high_half(v[j]));
   const __m256 a = _mm256_hadd_ps(_mm256_hadd_ps(h[0], h[1]), _mm256_hadd_ps(h[2], h[3]));
   const __m256 b = _mm256_hadd_ps(_mm256_hadd_ps(h[4], h[5]), _mm256_hadd_ps(h[6], h[7]));
   return _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
@@ -57,8 +59,8 @@ inline __m256 sum_lanes8(const __m512 (&v)[8]) {
 // softmax state (m, l) and the unnormalized output rows acc (R × dim) are the caller's,
 // zero-initialized; the caller divides by l.
 template <int R, int D16, bool kBf16>
-void decode_rows(const float* q, const PagedKvView& kv, int64_t head, const int32_t* last,
-                 float* m, float* l, float* acc) {
+void decode_rows(const float* q, const PagedKvView& kv, int64_t head, const int32_t* last, float* m,
+                 float* l, float* acc) {
   constexpr int64_t kDim = 16 * D16;
   constexpr size_t kHeadBytes = 2 * kDim;
   int32_t n_pos = 0;
@@ -119,8 +121,9 @@ void decode_rows(const float* q, const PagedKvView& kv, int64_t head, const int3
       m[r] = m_new;
       if (corr != 1.0f)
         for (int d = 0; d < D16; ++d)
-          _mm512_storeu_ps(acc + r * kDim + 16 * d,
-                           _mm512_mul_ps(_mm512_loadu_ps(acc + r * kDim + 16 * d), _mm512_set1_ps(corr)));
+          _mm512_storeu_ps(
+              acc + r * kDim + 16 * d,
+              _mm512_mul_ps(_mm512_loadu_ps(acc + r * kDim + 16 * d), _mm512_set1_ps(corr)));
     }
 
     // acc += Σ_j p_j · v_j, each value row converted once for every row.
@@ -182,7 +185,8 @@ bool decode_for_type(const float* q, int rows, const PagedKvView& kv, int64_t he
 
 bool attn_decode(const float* q, int rows, const PagedKvView& kv, int64_t head, int64_t dim,
                  const int32_t* last, float* out) {
-  if (rows < 1 || rows > kAttnDecodeRows || kv.block_size % kAttnKeys != 0 || !kv.heads_contiguous(dim))
+  if (rows < 1 || rows > kAttnDecodeRows || kv.block_size % kAttnKeys != 0 ||
+      !kv.heads_contiguous(dim))
     return false;
   switch (kv.dtype) {
     case GgmlType::F16:

@@ -79,7 +79,8 @@ void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
       const __m512i pair = _mm512_add_epi64(sad, _mm512_shuffle_epi32(sad, _MM_PERM_BADC));
       alignas(64) int64_t q[8];
       _mm512_store_si512(q, pair);
-      for (int k = 0; k < 4; ++k) bsums[b * 16 + 4 * i + k] = static_cast<int16_t>(q[2 * k] - 16 * 128);
+      for (int k = 0; k < 4; ++k)
+        bsums[b * 16 + 4 * i + k] = static_cast<int16_t>(q[2 * k] - 16 * 128);
     }
     fill_q8x256_sums(out, cols, b);
   }
