@@ -47,6 +47,7 @@ class CurrentPool {
 ThreadPool::ThreadPool(int n_threads) {
   if (n_threads <= 0) n_threads = static_cast<int>(std::thread::hardware_concurrency());
   n_threads_ = n_threads > 0 ? n_threads : 1;
+  ranges_ = std::make_unique<Range[]>(static_cast<size_t>(n_threads_));
   workers_.reserve(static_cast<size_t>(n_threads_ - 1));
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
@@ -64,7 +65,7 @@ ThreadPool::~ThreadPool() {
 constexpr uint64_t kJobOpen = 1ull << 31;
 constexpr uint64_t kJoinedMask = kJobOpen - 1;
 
-void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* ctx) {
+void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* ctx, bool ranges) {
   if (n_tasks <= 0) return;
   if (t_pool == this) {  // nested: the workers are busy with the outer job
     for (int64_t i = 0; i < n_tasks; ++i) fn(ctx, i, t_thread);
@@ -80,6 +81,15 @@ void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* ctx) {
   job_ctx_ = ctx;
   job_tasks_ = n_tasks;
   next_task_.store(0, std::memory_order_relaxed);
+  job_ranges_ = ranges;
+  if (ranges) {
+    // Task counts of one job stay far below 2^31 (a matmul's row groups, an attention's heads).
+    for (int r = 0; r < n_threads_; ++r) {
+      const uint64_t front = static_cast<uint64_t>(n_tasks * r / n_threads_);
+      const uint64_t back = static_cast<uint64_t>(n_tasks * (r + 1) / n_threads_);
+      ranges_[r].front_back.store((front << 32) | back, std::memory_order_relaxed);
+    }
+  }
   const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
   job_state_.store((generation << 32) | kJobOpen, std::memory_order_relaxed);
   // seq_cst pairs with the sleeper's increment of sleepers_ followed by its re-check of
@@ -112,7 +122,37 @@ bool ThreadPool::try_join(uint64_t generation) {
   }
 }
 
+int64_t ThreadPool::claim_front(int r) {
+  std::atomic<uint64_t>& fb = ranges_[r].front_back;
+  uint64_t v = fb.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t front = v >> 32, back = v & 0xFFFFFFFFu;
+    if (front >= back) return -1;
+    if (fb.compare_exchange_weak(v, ((front + 1) << 32) | back, std::memory_order_relaxed))
+      return static_cast<int64_t>(front);
+  }
+}
+
+int64_t ThreadPool::claim_back(int r) {
+  std::atomic<uint64_t>& fb = ranges_[r].front_back;
+  uint64_t v = fb.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t front = v >> 32, back = v & 0xFFFFFFFFu;
+    if (front >= back) return -1;
+    if (fb.compare_exchange_weak(v, (front << 32) | (back - 1), std::memory_order_relaxed))
+      return static_cast<int64_t>(back - 1);
+  }
+}
+
 void ThreadPool::drain(int thread) {
+  if (job_ranges_) {
+    for (int64_t task; (task = claim_front(thread)) >= 0;) job_fn_(job_ctx_, task, thread);
+    for (int i = 1; i < n_threads_; ++i) {
+      const int r = (thread + i) % n_threads_;
+      for (int64_t task; (task = claim_back(r)) >= 0;) job_fn_(job_ctx_, task, thread);
+    }
+    return;
+  }
   for (;;) {
     const int64_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
     if (task >= job_tasks_) return;

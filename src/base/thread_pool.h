@@ -1,9 +1,9 @@
 // A fixed pool of worker threads for the data-parallel loops of one forward pass.
 //
 // The pool is created once; every parallel_for reuses the same threads. Work is handed out
-// through an atomic task counter, and a new job is announced by bumping a generation
-// counter that idle workers spin on, so that the dozens of matmuls of one decode step cost
-// no thread creation and no sleep/wake round trip. A worker that has seen no job for a few
+// through an atomic task counter (or per-thread ranges: parallel_for_ranges), and a new job
+// is announced by bumping a generation counter that idle workers spin on, so that the
+// dozens of matmuls of one decode step cost no thread creation and no sleep/wake round trip. A worker that has seen no job for a few
 // milliseconds goes to sleep on a condition variable, so an idle server uses no CPU; only
 // the first job after such a pause pays the wake-up.
 #pragma once
@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -42,13 +43,34 @@ class ThreadPool {
     using F = std::remove_reference_t<Fn>;
     run(
         n_tasks, [](void* ctx, int64_t task, int thread) { (*static_cast<F*>(ctx))(task, thread); },
-        const_cast<void*>(static_cast<const void*>(&fn)));
+        const_cast<void*>(static_cast<const void*>(&fn)), false);
+  }
+
+  // The same, but the tasks are cut into size() contiguous ranges, one per thread: a thread
+  // runs its own range front to back, then takes tasks from the back of the others' ranges
+  // until none are left. For tasks that stream memory in task order (decode matmuls): each
+  // thread reads one long run, which was measured up to 25 % faster than tasks handed out
+  // in turn, while a thread that starts late or is descheduled still has its tasks taken.
+  template <typename Fn>
+  void parallel_for_ranges(int64_t n_tasks, Fn&& fn) {
+    using F = std::remove_reference_t<Fn>;
+    run(
+        n_tasks, [](void* ctx, int64_t task, int thread) { (*static_cast<F*>(ctx))(task, thread); },
+        const_cast<void*>(static_cast<const void*>(&fn)), true);
   }
 
  private:
   using TaskFn = void (*)(void* ctx, int64_t task, int thread);
 
-  void run(int64_t n_tasks, TaskFn fn, void* ctx);
+  // A thread's range of a ranges job: (front << 32) | back, tasks front..back−1 unclaimed.
+  struct alignas(64) Range {
+    std::atomic<uint64_t> front_back{0};
+  };
+
+  void run(int64_t n_tasks, TaskFn fn, void* ctx, bool ranges);
+  // Claims the first or the last unclaimed task of ranges_[r]; −1 when it is empty.
+  int64_t claim_front(int r);
+  int64_t claim_back(int r);
   void worker_main(int thread);
   // Claims and runs tasks of the current job until none are left.
   void drain(int thread);
@@ -67,6 +89,8 @@ class ThreadPool {
   void* job_ctx_ = nullptr;
   int64_t job_tasks_ = 0;
   std::atomic<int64_t> next_task_{0};
+  bool job_ranges_ = false;          // parallel_for_ranges: tasks come from ranges_
+  std::unique_ptr<Range[]> ranges_;  // one per thread
   // (generation << 32) | open bit | number of workers inside the job. A worker joins only
   // an open job of the generation it woke for; the submitter waits for the joined workers
   // alone and then closes the job, so a worker that was descheduled never delays a step.

@@ -1,5 +1,6 @@
-// ThreadPool: every task runs exactly once, thread indices are valid and stable, nested and
-// concurrent use are safe, and idle workers stop using the CPU.
+// ThreadPool: every task runs exactly once (handed out in turn or in per-thread ranges),
+// thread indices are valid and stable, ranges run front to back and are taken over from the
+// back, nested and concurrent use are safe, and idle workers stop using the CPU.
 #include "base/thread_pool.h"
 
 #include <gtest/gtest.h>
@@ -14,14 +15,24 @@
 namespace duet {
 namespace {
 
-void expect_each_task_once(ThreadPool& pool, int64_t n) {
+// Either way of handing out tasks: in turn (parallel_for) or in per-thread ranges.
+template <typename Fn>
+void run_tasks(ThreadPool& pool, bool ranges, int64_t n, Fn&& fn) {
+  if (ranges)
+    pool.parallel_for_ranges(n, fn);
+  else
+    pool.parallel_for(n, fn);
+}
+
+void expect_each_task_once(ThreadPool& pool, bool ranges, int64_t n) {
   std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
   std::atomic<int> bad_thread{0};
-  pool.parallel_for(n, [&](int64_t task, int thread) {
+  run_tasks(pool, ranges, n, [&](int64_t task, int thread) {
     hits[task].fetch_add(1, std::memory_order_relaxed);
     if (thread < 0 || thread >= pool.size()) bad_thread.fetch_add(1);
   });
-  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "task " << i << " of " << n;
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(hits[i].load(), 1) << "task " << i << " of " << n << (ranges ? " (ranges)" : "");
   EXPECT_EQ(bad_thread.load(), 0);
 }
 
@@ -29,7 +40,61 @@ TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
   for (int threads : {1, 2, 3, 8}) {
     ThreadPool pool(threads);
     EXPECT_EQ(pool.size(), threads);
-    for (int64_t n : {0, 1, 2, 3, 7, 64, 1000, 100003}) expect_each_task_once(pool, n);
+    for (bool ranges : {false, true})
+      for (int64_t n : {0, 1, 2, 3, 7, 64, 1000, 100003}) expect_each_task_once(pool, ranges, n);
+  }
+}
+
+// parallel_for_ranges: whatever a thread runs of its own range [n·t/N, n·(t+1)/N) is that
+// range's start, in order, before anything it takes from another range (from the back).
+TEST(ThreadPool, RangesRunOwnRangeFrontToBackFirst) {
+  constexpr int kThreads = 3;
+  constexpr int64_t kTasks = 60;
+  ThreadPool pool(kThreads);
+  for (int rep = 0; rep < 20; ++rep) {
+    std::vector<std::vector<int64_t>> ran(kThreads);  // each only touched by its thread
+    pool.parallel_for_ranges(kTasks, [&](int64_t task, int thread) {
+      ran[static_cast<size_t>(thread)].push_back(task);
+      // The middle range is slow, so the others finish first and take from it meanwhile.
+      if (task >= kTasks / 3 && task < 2 * kTasks / 3)
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+    });
+    int64_t total = 0;
+    for (int t = 0; t < kThreads; ++t) {
+      const int64_t lo = kTasks * t / kThreads, hi = kTasks * (t + 1) / kThreads;
+      const std::vector<int64_t>& seq = ran[static_cast<size_t>(t)];
+      size_t own = 0;
+      while (own < seq.size() && seq[own] >= lo && seq[own] < hi) {
+        EXPECT_EQ(seq[own], lo + static_cast<int64_t>(own)) << "thread " << t << ", rep " << rep;
+        ++own;
+      }
+      for (size_t i = own; i < seq.size(); ++i)
+        EXPECT_FALSE(seq[i] >= lo && seq[i] < hi) << "thread " << t << " came back to its range";
+      total += static_cast<int64_t>(seq.size());
+    }
+    EXPECT_EQ(total, kTasks);
+  }
+}
+
+// A thread stuck in a task does not hold up the rest of its range: the others take it from
+// the back. Task 5 (the first of thread 1's range) waits until tasks 6..9 have run, which
+// only works if someone else runs them; if the worker never joins, the caller runs all.
+TEST(ThreadPool, RangesOfAStuckThreadAreTakenFromTheBack) {
+  ThreadPool pool(2);
+  for (int rep = 0; rep < 10; ++rep) {
+    std::atomic<int> rest_done{0};
+    std::atomic<bool> saw_rest{false};
+    pool.parallel_for_ranges(10, [&](int64_t task, int) {
+      if (task == 5) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (rest_done.load() < 4 && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::yield();
+        saw_rest = rest_done.load() == 4;
+      } else if (task > 5) {
+        rest_done.fetch_add(1);
+      }
+    });
+    EXPECT_TRUE(saw_rest.load()) << "rep " << rep;
   }
 }
 
@@ -87,7 +152,7 @@ TEST(ThreadPool, ManyRapidCalls) {
   int64_t want = 0;
   for (int call = 0; call < 20000; ++call) {
     const int64_t n = call % 5;
-    pool.parallel_for(n, [&](int64_t task, int) { sum.fetch_add(task + 1); });
+    run_tasks(pool, call % 2 == 1, n, [&](int64_t task, int) { sum.fetch_add(task + 1); });
     want += n * (n + 1) / 2;
   }
   EXPECT_EQ(sum.load(), want);
@@ -99,7 +164,7 @@ TEST(ThreadPool, NestedCallRunsInlineOnTheSameThread) {
   std::atomic<int> wrong_thread{0};
   pool.parallel_for(8, [&](int64_t outer, int thread) {
     const auto self = std::this_thread::get_id();
-    pool.parallel_for(16, [&](int64_t inner, int inner_thread) {
+    run_tasks(pool, outer % 2 == 1, 16, [&](int64_t inner, int inner_thread) {
       if (inner_thread != thread || std::this_thread::get_id() != self) wrong_thread.fetch_add(1);
       hits[outer * 16 + inner].fetch_add(1);
     });
@@ -114,7 +179,7 @@ TEST(ThreadPool, ConcurrentCallersAreSerialised) {
   auto client = [&] {
     for (int i = 0; i < 500; ++i) {
       std::vector<std::atomic<int>> hits(37);
-      pool.parallel_for(37, [&](int64_t task, int) { hits[task].fetch_add(1); });
+      run_tasks(pool, i % 2 == 1, 37, [&](int64_t task, int) { hits[task].fetch_add(1); });
       for (auto& h : hits) total += h.load() == 1;
     }
   };
@@ -140,7 +205,8 @@ TEST(ThreadPool, IdleWorkersSleep) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const double used = process_cpu_seconds() - before;
   EXPECT_LT(used, 0.03) << "idle pool used " << used << " s of CPU in 0.3 s";
-  expect_each_task_once(pool, 1000);  // and it still works after sleeping
+  expect_each_task_once(pool, false, 1000);  // and it still works after sleeping
+  expect_each_task_once(pool, true, 1000);
 }
 
 }  // namespace
