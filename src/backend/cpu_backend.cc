@@ -111,8 +111,12 @@ class CpuBackend final : public Backend {
     attention_paged(std::span<const PagedAttentionCall>(&call, 1), s);
   }
 
-  // Every sequence's tasks (KV head × query tile) in one parallel_for: a decode step's
-  // sequences have a few tasks each, too few to keep the threads busy one sequence at a time.
+  // Every sequence's tasks (KV head × query tile) in one job: a decode step's sequences have
+  // a few tasks each, too few to keep the threads busy one sequence at a time. In per-thread
+  // ranges, so that a thread takes all heads of its sequences (the heads of a block lie side
+  // by side) rather than heads handed out in turn: measured in one process alternating
+  // every two steps, eight sequences at 16+128 positions +6.8 %, one +2.7 %, a 1,024-token
+  // prompt +2.3 %.
   void attention_paged(std::span<const PagedAttentionCall> calls, const AttentionShape& s) override {
     auto& args = attn_args_;
     auto& first_task = attn_first_task_;
@@ -136,7 +140,7 @@ class CpuBackend final : public Backend {
       args.push_back(a);
       first_task.push_back(first_task.back() + cpu::paged_attention_tasks(a));
     }
-    pool_.parallel_for(first_task.back(), [&](int64_t task, int thread) {
+    pool_.parallel_for_ranges(first_task.back(), [&](int64_t task, int thread) {
       // The call holding this task: the last whose first task is not after it.
       const size_t i = static_cast<size_t>(std::upper_bound(first_task.begin(), first_task.end(), task) -
                                            first_task.begin()) - 1;
