@@ -167,12 +167,13 @@ int run_bench(const BenchArgs& a) {
       std::vector<int32_t> next(C);
       const auto t0 = Clock::now();
       for (int i = 0; i < a.gen; ++i) {
-        for (int sq = 0; sq < C; ++sq) {
-          next[sq] = static_cast<int32_t>(std::max_element(logits.begin() + sq * cfg.n_vocab,
-                                                           logits.begin() + (sq + 1) * cfg.n_vocab) -
-                                          (logits.begin() + sq * cfg.n_vocab));
+        // Each sequence's greedy pick on the pool's threads, as the engine draws a step's tokens.
+        pool.parallel_for(C, [&](int64_t sq, int) {
+          const auto row = logits.begin() + sq * cfg.n_vocab;
+          next[sq] = static_cast<int32_t>(std::max_element(row, row + cfg.n_vocab) - row);
+        });
+        for (int sq = 0; sq < C; ++sq)
           chunks[sq] = {std::span<const int32_t>(&next[sq], 1), 16 + i, caches->tables[sq], LogitsFor::kLast};
-        }
         s = m.forward_batch(chunks, *caches->kv, logits);
         if (!s) return fail(s.message());
       }
