@@ -81,9 +81,9 @@ void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* ctx, bool ranges) {
   job_ctx_ = ctx;
   job_tasks_ = n_tasks;
   next_task_.store(0, std::memory_order_relaxed);
-  job_ranges_ = ranges;
-  if (ranges) {
-    // Task counts of one job stay far below 2^31 (a matmul's row groups, an attention's heads).
+  // A range's ends are packed in 32 bits each; a job that large takes the task counter.
+  job_ranges_ = ranges && n_tasks < (int64_t{1} << 31);
+  if (job_ranges_) {
     for (int r = 0; r < n_threads_; ++r) {
       const uint64_t front = static_cast<uint64_t>(n_tasks * r / n_threads_);
       const uint64_t back = static_cast<uint64_t>(n_tasks * (r + 1) / n_threads_);

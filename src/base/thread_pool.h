@@ -3,9 +3,10 @@
 // The pool is created once; every parallel_for reuses the same threads. Work is handed out
 // through an atomic task counter (or per-thread ranges: parallel_for_ranges), and a new job
 // is announced by bumping a generation counter that idle workers spin on, so that the
-// dozens of matmuls of one decode step cost no thread creation and no sleep/wake round trip. A worker that has seen no job for a few
-// milliseconds goes to sleep on a condition variable, so an idle server uses no CPU; only
-// the first job after such a pause pays the wake-up.
+// dozens of matmuls of one decode step cost no thread creation and no sleep/wake round
+// trip. A worker that has seen no job for a few milliseconds goes to sleep on a condition
+// variable, so an idle server uses no CPU; only the first job after such a pause pays the
+// wake-up.
 #pragma once
 
 #include <atomic>
