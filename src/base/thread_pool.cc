@@ -122,34 +122,24 @@ bool ThreadPool::try_join(uint64_t generation) {
   }
 }
 
-int64_t ThreadPool::claim_front(int r) {
+int64_t ThreadPool::claim(int r, bool from_back) {
   std::atomic<uint64_t>& fb = ranges_[r].front_back;
   uint64_t v = fb.load(std::memory_order_relaxed);
   for (;;) {
     const uint64_t front = v >> 32, back = v & 0xFFFFFFFFu;
     if (front >= back) return -1;
-    if (fb.compare_exchange_weak(v, ((front + 1) << 32) | back, std::memory_order_relaxed))
-      return static_cast<int64_t>(front);
-  }
-}
-
-int64_t ThreadPool::claim_back(int r) {
-  std::atomic<uint64_t>& fb = ranges_[r].front_back;
-  uint64_t v = fb.load(std::memory_order_relaxed);
-  for (;;) {
-    const uint64_t front = v >> 32, back = v & 0xFFFFFFFFu;
-    if (front >= back) return -1;
-    if (fb.compare_exchange_weak(v, (front << 32) | (back - 1), std::memory_order_relaxed))
-      return static_cast<int64_t>(back - 1);
+    const uint64_t rest = from_back ? (front << 32) | (back - 1) : ((front + 1) << 32) | back;
+    if (fb.compare_exchange_weak(v, rest, std::memory_order_relaxed))
+      return static_cast<int64_t>(from_back ? back - 1 : front);
   }
 }
 
 void ThreadPool::drain(int thread) {
   if (job_ranges_) {
-    for (int64_t task; (task = claim_front(thread)) >= 0;) job_fn_(job_ctx_, task, thread);
+    for (int64_t task; (task = claim(thread, false)) >= 0;) job_fn_(job_ctx_, task, thread);
     for (int i = 1; i < n_threads_; ++i) {
       const int r = (thread + i) % n_threads_;
-      for (int64_t task; (task = claim_back(r)) >= 0;) job_fn_(job_ctx_, task, thread);
+      for (int64_t task; (task = claim(r, true)) >= 0;) job_fn_(job_ctx_, task, thread);
     }
     return;
   }

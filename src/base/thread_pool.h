@@ -41,10 +41,7 @@ class ThreadPool {
   // task's thread index — safe, but without parallelism.
   template <typename Fn>
   void parallel_for(int64_t n_tasks, Fn&& fn) {
-    using F = std::remove_reference_t<Fn>;
-    run(
-        n_tasks, [](void* ctx, int64_t task, int thread) { (*static_cast<F*>(ctx))(task, thread); },
-        const_cast<void*>(static_cast<const void*>(&fn)), false);
+    run_fn(n_tasks, fn, false);
   }
 
   // The same, but the tasks are cut into size() contiguous ranges, one per thread: a thread
@@ -54,14 +51,19 @@ class ThreadPool {
   // in turn, while a thread that starts late or is descheduled still has its tasks taken.
   template <typename Fn>
   void parallel_for_ranges(int64_t n_tasks, Fn&& fn) {
-    using F = std::remove_reference_t<Fn>;
-    run(
-        n_tasks, [](void* ctx, int64_t task, int thread) { (*static_cast<F*>(ctx))(task, thread); },
-        const_cast<void*>(static_cast<const void*>(&fn)), true);
+    run_fn(n_tasks, fn, true);
   }
 
  private:
   using TaskFn = void (*)(void* ctx, int64_t task, int thread);
+
+  // fn behind a plain function pointer and a context, for run().
+  template <typename F>
+  void run_fn(int64_t n_tasks, F& fn, bool ranges) {
+    run(
+        n_tasks, [](void* ctx, int64_t task, int thread) { (*static_cast<F*>(ctx))(task, thread); },
+        const_cast<void*>(static_cast<const void*>(&fn)), ranges);
+  }
 
   // A thread's range of a ranges job: (front << 32) | back, tasks front..back−1 unclaimed.
   struct alignas(64) Range {
@@ -69,9 +71,9 @@ class ThreadPool {
   };
 
   void run(int64_t n_tasks, TaskFn fn, void* ctx, bool ranges);
-  // Claims the first or the last unclaimed task of ranges_[r]; −1 when it is empty.
-  int64_t claim_front(int r);
-  int64_t claim_back(int r);
+  // Claims the first (or, from_back, the last) unclaimed task of ranges_[r]; −1 when it is
+  // empty.
+  int64_t claim(int r, bool from_back);
   void worker_main(int thread);
   // Claims and runs tasks of the current job until none are left.
   void drain(int thread);
