@@ -349,11 +349,19 @@ TEST(CpuAttentionPieces, DecodeTaskFusedForF16AndBf16HeadMajorCaches) {
     std::vector<float> q(static_cast<size_t>(rows * c.shape.head_dim), 0.1f), out(q.size(), NAN);
     std::vector<int32_t> last(static_cast<size_t>(rows), 39);
     const bool taken =
-        k.attn_decode(q.data(), rows, cache.view(), 0, c.shape.head_dim, last.data(), out.data());
-    if (taken)  // equal queries and visibility: every row is the same mean of values
+        k.attn_decode(q.data(), rows, cache.view(), 0, c.shape.head_dim, last.data(), {}, out.data());
+    if (taken) {  // equal queries and visibility: every row is the same mean of values
       for (int r = 1; r < rows; ++r)
         for (int64_t d = 0; d < c.shape.head_dim; ++d)
           EXPECT_EQ(out[r * c.shape.head_dim + d], out[d]);
+      // The chunk to ask memory for next (here head 1's first) is a hint: same result.
+      const PagedKvView view = cache.view();
+      const size_t at = view.offset(1, 0);
+      std::vector<float> hinted(out.size(), NAN);
+      EXPECT_TRUE(k.attn_decode(q.data(), rows, view, 0, c.shape.head_dim, last.data(),
+                                {view.k + at, view.v + at}, hinted.data()));
+      EXPECT_EQ(hinted, out);
+    }
     else
       for (float x : out) EXPECT_TRUE(std::isnan(x)) << "declined but wrote";
     return taken;

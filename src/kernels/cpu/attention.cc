@@ -148,8 +148,17 @@ int64_t paged_attention_tasks(const PagedAttentionArgs& a) {
   return a.n_head_kv * ((a.n_tokens + per - 1) / per);
 }
 
+AttnChunkRef paged_attention_first_chunk(const PagedAttentionArgs& a, int64_t task) {
+  const PagedKvView& kv = a.kv;
+  if ((kv.dtype != GgmlType::F16 && kv.dtype != GgmlType::BF16) || !kv.heads_contiguous(a.head_dim) ||
+      kv.block_size % kAttnKeys != 0)
+    return {};
+  const size_t at = kv.offset(task % a.n_head_kv, 0);
+  return {kv.k + at, kv.v + at};
+}
+
 void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int64_t task,
-                          AttentionScratch& s) {
+                          AttentionScratch& s, const AttnChunkRef& next) {
   const int64_t G = group_of(a), dim = a.head_dim, per = tokens_per_task(a);
   const int64_t kv_head = task % a.n_head_kv;
   const int64_t t0 = (task / a.n_head_kv) * per, t1 = std::min(a.n_tokens, t0 + per);
@@ -173,7 +182,7 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
   // A decoding sequence's few rows: one fused pass where the path has it.
   const bool fused = rows <= kAttnDecodeRows && k.attn_decode != nullptr &&
                      k.attn_decode(s.q.data(), static_cast<int>(rows), a.kv, kv_head, dim,
-                                   s.last.data(), s.acc.data());
+                                   s.last.data(), next, s.acc.data());
   if (!fused) chunked_attention(k, a, kv_head, rows, first_pos, last_pos, s);
 
   for (int64_t r = 0; r < rows; ++r) {

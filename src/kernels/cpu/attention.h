@@ -36,9 +36,14 @@ struct AttentionScratch {
 // another KV type, or a head count that does not divide into KV groups.
 bool paged_attention_supported(const PagedAttentionArgs& a);
 
-// Tasks of one call; run each exactly once (any order, any thread).
+// Tasks of one call; run each exactly once (any order, any thread). `next`: the first chunk
+// of the task this thread will likely run after this one (paged_attention_first_chunk), for
+// the kernel to ask memory for ahead of time; a hint only, it may be empty or wrong.
 int64_t paged_attention_tasks(const PagedAttentionArgs& a);
 void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int64_t task,
-                          AttentionScratch& scratch);
+                          AttentionScratch& scratch, const AttnChunkRef& next = {});
+// The chunk a task reads first, where the decode kernel would read it (F16 / BF16
+// head-major blocks of whole chunks); empty otherwise.
+AttnChunkRef paged_attention_first_chunk(const PagedAttentionArgs& a, int64_t task);
 
 }  // namespace duet::cpu

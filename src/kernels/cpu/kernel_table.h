@@ -26,6 +26,13 @@ constexpr int kTileMaxSingleRow = 8;
 constexpr int kAttnKeys = 16;
 // Query rows up to which an attention task may go through CpuKernels::attn_decode.
 constexpr int kAttnDecodeRows = 8;
+
+// Where one chunk of kAttnKeys positions of one KV head starts, in an F16 or BF16
+// head-major cache: kAttnKeys rows of keys at k and of values at v. Null: no chunk.
+struct AttnChunkRef {
+  const uint8_t* k = nullptr;
+  const uint8_t* v = nullptr;
+};
 using MatmulTileFn = void (*)(const uint8_t* w, size_t w_stride, int nr, const uint8_t* x,
                               size_t x_stride, int nt, int64_t cols, float* y, int64_t ldy);
 
@@ -85,11 +92,12 @@ struct CpuKernels {
                           const float* corr, float* acc) = nullptr;
   // All of a decode-sized attention task at once (attention_decode_avx512.cc): `rows` ≤
   // kAttnDecodeRows query rows q (rows × dim, already scaled) of KV head `head`, row r
-  // seeing positions 0..last[r], into out (rows × dim). Returns false, having done nothing,
-  // for what it does not take (the caller then uses the pieces above); nullptr on paths
-  // without it.
+  // seeing positions 0..last[r], into out (rows × dim). While it computes its last chunk it
+  // asks for `next` (the first chunk the thread reads after it; may be empty). Returns
+  // false, having done nothing, for what it does not take (the caller then uses the pieces
+  // above); nullptr on paths without it.
   bool (*attn_decode)(const float* q, int rows, const PagedKvView& kv, int64_t head, int64_t dim,
-                      const int32_t* last, float* out) = nullptr;
+                      const int32_t* last, const AttnChunkRef& next, float* out) = nullptr;
 
   // Kernels for a weight type; nullptr when the type has none.
   const WeightKernels* for_type(GgmlType type) const;
