@@ -18,6 +18,7 @@
 
 #include "base/thread_pool.h"
 #include "cli/commands.h"
+#include "engine/sampler.h"
 #include "model/qwen3_model.h"
 
 namespace duet::cli {
@@ -137,7 +138,7 @@ int run_bench(const BenchArgs& a) {
       ForwardChunk one{std::span<const int32_t>(&tok, 1), i, fresh->tables[0], LogitsFor::kLast};
       s = m.forward_batch(std::span<const ForwardChunk>(&one, 1), *fresh->kv, logits);
       if (!s) return fail(s.message());
-      tok = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      tok = greedy_pick(logits);
     }
     const double t_tg = seconds_since(t0);
     if (rep >= 0) {
@@ -169,8 +170,7 @@ int run_bench(const BenchArgs& a) {
       for (int i = 0; i < a.gen; ++i) {
         // Each sequence's greedy pick on the pool's threads, as the engine draws a step's tokens.
         pool.parallel_for(C, [&](int64_t sq, int) {
-          const auto row = logits.begin() + sq * cfg.n_vocab;
-          next[sq] = static_cast<int32_t>(std::max_element(row, row + cfg.n_vocab) - row);
+          next[sq] = greedy_pick(std::span<const float>(logits).subspan(sq * cfg.n_vocab, cfg.n_vocab));
         });
         for (int sq = 0; sq < C; ++sq)
           chunks[sq] = {std::span<const int32_t>(&next[sq], 1), 16 + i, caches->tables[sq], LogitsFor::kLast};

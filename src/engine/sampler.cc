@@ -574,4 +574,6 @@ std::vector<TokenProb> Sampler::distribution(std::span<const float> logits,
   return out;
 }
 
+int32_t greedy_pick(std::span<const float> logits) { return static_cast<int32_t>(argmax(logits)); }
+
 }  // namespace duet

@@ -130,4 +130,8 @@ class Sampler {
 // log_softmax(logits) into out (same size), computed in double; NaN logits count as -inf.
 void log_softmax(std::span<const float> logits, std::span<float> out);
 
+// The token greedy decoding picks from one row of logits: the largest, ties to the lowest
+// id, NaN never winning (0 when nothing beats −inf). The same pass Sampler uses.
+int32_t greedy_pick(std::span<const float> logits);
+
 }  // namespace duet
