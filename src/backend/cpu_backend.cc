@@ -141,15 +141,18 @@ class CpuBackend final : public Backend {
       first_task.push_back(first_task.back() + cpu::paged_attention_tasks(a));
     }
     const int64_t n_tasks = first_task.back();
+    // The call holding a task: the last whose first task is not after it.
+    auto call_of = [&](int64_t task) {
+      return static_cast<size_t>(std::upper_bound(first_task.begin(), first_task.end(), task) -
+                                 first_task.begin()) - 1;
+    };
     pool_.parallel_for_ranges(n_tasks, [&](int64_t task, int thread) {
-      // The call holding this task: the last whose first task is not after it.
-      const size_t i = static_cast<size_t>(std::upper_bound(first_task.begin(), first_task.end(), task) -
-                                           first_task.begin()) - 1;
+      const size_t i = call_of(task);
       // A thread runs its range front to back, so the task after this one is most likely
       // its next: the kernel asks for that task's first keys and values while it finishes.
       cpu::AttnChunkRef next;
       if (task + 1 < n_tasks) {
-        const size_t j = task + 1 < first_task[i + 1] ? i : i + 1;
+        const size_t j = call_of(task + 1);
         next = cpu::paged_attention_first_chunk(args[j], task + 1 - first_task[j]);
       }
       cpu::paged_attention_task(k_, args[i], task - first_task[i], attn_scratch_[static_cast<size_t>(thread)],

@@ -361,9 +361,9 @@ TEST(CpuAttentionPieces, DecodeTaskFusedForF16AndBf16HeadMajorCaches) {
       EXPECT_TRUE(k.attn_decode(q.data(), rows, view, 0, c.shape.head_dim, last.data(),
                                 {view.k + at, view.v + at}, hinted.data()));
       EXPECT_EQ(hinted, out);
-    }
-    else
+    } else {
       for (float x : out) EXPECT_TRUE(std::isnan(x)) << "declined but wrote";
+    }
     return taken;
   };
   for (GgmlType t : {GgmlType::F16, GgmlType::BF16})

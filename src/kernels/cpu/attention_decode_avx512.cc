@@ -71,7 +71,7 @@ inline void prefetch_row(const uint8_t* chunk, int j) {
 // head, or `after` on the last — so the requests go out spread over the chunk's work, one
 // chunk ahead. Measured on eight sequences × 28 layers (a harness alternating the variants,
 // two threads), against asking for the whole next chunk at the start of each chunk and
-// for nothing across tasks: 1.42-1.58x at 48 and 144 positions (19-21 → 26-32 GB/s).
+// for nothing across tasks: 1.42-1.58x at 48 and 144 positions (19-21 → 26-34 GB/s).
 // Spreading alone gave 1.26-1.44x; asking two chunks ahead ran slower than one, and into
 // L1 slower than into L2. In the engine (Q4_K_M 0.6B, one process alternating the variants
 // every step or two): eight sequences' steps +3.8-5.7 % at 16+64 positions and +9.9-11.8 %
