@@ -54,6 +54,13 @@ class ThreadPool {
     run_fn(n_tasks, fn, true);
   }
 
+  // parallel_for_ranges when in_ranges, parallel_for otherwise: for a caller that picks the
+  // way per job.
+  template <typename Fn>
+  void parallel_for_either(int64_t n_tasks, bool in_ranges, Fn&& fn) {
+    run_fn(n_tasks, fn, in_ranges);
+  }
+
  private:
   using TaskFn = void (*)(void* ctx, int64_t task, int thread);
 

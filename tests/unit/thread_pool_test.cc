@@ -15,19 +15,10 @@
 namespace duet {
 namespace {
 
-// Either way of handing out tasks: in turn (parallel_for) or in per-thread ranges.
-template <typename Fn>
-void run_tasks(ThreadPool& pool, bool ranges, int64_t n, Fn&& fn) {
-  if (ranges)
-    pool.parallel_for_ranges(n, fn);
-  else
-    pool.parallel_for(n, fn);
-}
-
 void expect_each_task_once(ThreadPool& pool, bool ranges, int64_t n) {
   std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
   std::atomic<int> bad_thread{0};
-  run_tasks(pool, ranges, n, [&](int64_t task, int thread) {
+  pool.parallel_for_either(n, ranges, [&](int64_t task, int thread) {
     hits[task].fetch_add(1, std::memory_order_relaxed);
     if (thread < 0 || thread >= pool.size()) bad_thread.fetch_add(1);
   });
@@ -152,7 +143,7 @@ TEST(ThreadPool, ManyRapidCalls) {
   int64_t want = 0;
   for (int call = 0; call < 20000; ++call) {
     const int64_t n = call % 5;
-    run_tasks(pool, call % 2 == 1, n, [&](int64_t task, int) { sum.fetch_add(task + 1); });
+    pool.parallel_for_either(n, call % 2 == 1, [&](int64_t task, int) { sum.fetch_add(task + 1); });
     want += n * (n + 1) / 2;
   }
   EXPECT_EQ(sum.load(), want);
@@ -164,7 +155,7 @@ TEST(ThreadPool, NestedCallRunsInlineOnTheSameThread) {
   std::atomic<int> wrong_thread{0};
   pool.parallel_for(8, [&](int64_t outer, int thread) {
     const auto self = std::this_thread::get_id();
-    run_tasks(pool, outer % 2 == 1, 16, [&](int64_t inner, int inner_thread) {
+    pool.parallel_for_either(16, outer % 2 == 1, [&](int64_t inner, int inner_thread) {
       if (inner_thread != thread || std::this_thread::get_id() != self) wrong_thread.fetch_add(1);
       hits[outer * 16 + inner].fetch_add(1);
     });
@@ -179,7 +170,7 @@ TEST(ThreadPool, ConcurrentCallersAreSerialised) {
   auto client = [&] {
     for (int i = 0; i < 500; ++i) {
       std::vector<std::atomic<int>> hits(37);
-      run_tasks(pool, i % 2 == 1, 37, [&](int64_t task, int) { hits[task].fetch_add(1); });
+      pool.parallel_for_either(37, i % 2 == 1, [&](int64_t task, int) { hits[task].fetch_add(1); });
       for (auto& h : hits) total += h.load() == 1;
     }
   };

@@ -155,11 +155,8 @@ void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const
 
   if (reads_packed(*wk, a)) {
     const PackedPlan plan = plan_packed(a, pool.size());
-    auto task_fn = [&](int64_t task, int) { run_packed_task(*wk, a, plan, xa, xs, task); };
-    if (plan.in_ranges())
-      pool.parallel_for_ranges(plan.tasks(), task_fn);
-    else
-      pool.parallel_for(plan.tasks(), task_fn);
+    pool.parallel_for_either(plan.tasks(), plan.in_ranges(),
+                             [&](int64_t task, int) { run_packed_task(*wk, a, plan, xa, xs, task); });
     return;
   }
 
@@ -225,16 +222,12 @@ void matmul_same_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scr
     plans[i] = plan_packed(args[i], pool.size());
     first_task[i + 1] = first_task[i] + plans[i].tasks();
   }
-  auto task_fn = [&](int64_t task, int) {
+  // Same inputs, so all plans have the same token blocks; the matrices follow each other.
+  pool.parallel_for_either(first_task[args.size()], plans[0].in_ranges(), [&](int64_t task, int) {
     size_t i = 0;
     while (task >= first_task[i + 1]) ++i;
     run_packed_task(*k.for_type(args[i].type), args[i], plans[i], xa, xs, task - first_task[i]);
-  };
-  // Same inputs, so all plans have the same token blocks; the matrices follow each other.
-  if (plans[0].in_ranges())
-    pool.parallel_for_ranges(first_task[args.size()], task_fn);
-  else
-    pool.parallel_for(first_task[args.size()], task_fn);
+  });
 }
 
 }  // namespace duet::cpu
