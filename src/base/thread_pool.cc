@@ -48,13 +48,14 @@ ThreadPool::ThreadPool(int n_threads) {
   if (n_threads <= 0) n_threads = static_cast<int>(std::thread::hardware_concurrency());
   n_threads_ = n_threads > 0 ? n_threads : 1;
   ranges_ = std::make_unique<Range[]>(static_cast<size_t>(n_threads_));
+  job_.range = ranges_.get();
   workers_.reserve(static_cast<size_t>(n_threads_ - 1));
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
 
 ThreadPool::~ThreadPool() {
-  stop_.store(true, std::memory_order_seq_cst);
-  generation_.fetch_add(1, std::memory_order_seq_cst);
+  job_.stop.store(true, std::memory_order_seq_cst);
+  job_.generation.fetch_add(1, std::memory_order_seq_cst);
   {
     std::lock_guard<std::mutex> lock(sleep_mu_);
     sleep_cv_.notify_all();
@@ -77,24 +78,24 @@ void ThreadPool::run(int64_t n_tasks, TaskFn fn, void* ctx, bool ranges) {
     for (int64_t i = 0; i < n_tasks; ++i) fn(ctx, i, 0);
     return;
   }
-  job_fn_ = fn;
-  job_ctx_ = ctx;
-  job_tasks_ = n_tasks;
+  job_.fn = fn;
+  job_.ctx = ctx;
+  job_.tasks = n_tasks;
   next_task_.store(0, std::memory_order_relaxed);
   // A range's ends are packed in 32 bits each; a job that large takes the task counter.
-  job_ranges_ = ranges && n_tasks < (int64_t{1} << 31);
-  if (job_ranges_) {
+  job_.ranges = ranges && n_tasks < (int64_t{1} << 31);
+  if (job_.ranges) {
     for (int r = 0; r < n_threads_; ++r) {
       const uint64_t front = static_cast<uint64_t>(n_tasks * r / n_threads_);
       const uint64_t back = static_cast<uint64_t>(n_tasks * (r + 1) / n_threads_);
-      ranges_[r].front_back.store((front << 32) | back, std::memory_order_relaxed);
+      job_.range[r].front_back.store((front << 32) | back, std::memory_order_relaxed);
     }
   }
-  const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  const uint64_t generation = job_.generation.load(std::memory_order_relaxed) + 1;
   job_state_.store((generation << 32) | kJobOpen, std::memory_order_relaxed);
   // seq_cst pairs with the sleeper's increment of sleepers_ followed by its re-check of
-  // generation_: either it sees the new generation, or we see it asleep and wake it.
-  generation_.store(generation, std::memory_order_seq_cst);
+  // job_.generation: either it sees the new generation, or we see it asleep and wake it.
+  job_.generation.store(generation, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> lock(sleep_mu_);
     sleep_cv_.notify_all();
@@ -123,7 +124,7 @@ bool ThreadPool::try_join(uint64_t generation) {
 }
 
 int64_t ThreadPool::claim(int r, bool from_back) {
-  std::atomic<uint64_t>& fb = ranges_[r].front_back;
+  std::atomic<uint64_t>& fb = job_.range[r].front_back;
   uint64_t v = fb.load(std::memory_order_relaxed);
   for (;;) {
     const uint64_t front = v >> 32, back = v & 0xFFFFFFFFu;
@@ -135,38 +136,38 @@ int64_t ThreadPool::claim(int r, bool from_back) {
 }
 
 void ThreadPool::drain(int thread) {
-  if (job_ranges_) {
-    for (int64_t task; (task = claim(thread, false)) >= 0;) job_fn_(job_ctx_, task, thread);
+  if (job_.ranges) {
+    for (int64_t task; (task = claim(thread, false)) >= 0;) job_.fn(job_.ctx, task, thread);
     for (int i = 1; i < n_threads_; ++i) {
       const int r = (thread + i) % n_threads_;
-      for (int64_t task; (task = claim(r, true)) >= 0;) job_fn_(job_ctx_, task, thread);
+      for (int64_t task; (task = claim(r, true)) >= 0;) job_.fn(job_.ctx, task, thread);
     }
     return;
   }
   for (;;) {
     const int64_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
-    if (task >= job_tasks_) return;
-    job_fn_(job_ctx_, task, thread);
+    if (task >= job_.tasks) return;
+    job_.fn(job_.ctx, task, thread);
   }
 }
 
 uint64_t ThreadPool::wait_for_job(uint64_t seen) {
   for (int i = 0; i < kSpinIterations; ++i) {
-    const uint64_t g = generation_.load(std::memory_order_acquire);
+    const uint64_t g = job_.generation.load(std::memory_order_acquire);
     if (g != seen) return g;
     cpu_relax();
   }
   const auto yield_until = std::chrono::steady_clock::now() + kYieldFor;
   while (std::chrono::steady_clock::now() < yield_until) {
-    const uint64_t g = generation_.load(std::memory_order_acquire);
+    const uint64_t g = job_.generation.load(std::memory_order_acquire);
     if (g != seen) return g;
     std::this_thread::yield();
   }
   std::unique_lock<std::mutex> lock(sleep_mu_);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  sleep_cv_.wait(lock, [&] { return generation_.load(std::memory_order_seq_cst) != seen; });
+  sleep_cv_.wait(lock, [&] { return job_.generation.load(std::memory_order_seq_cst) != seen; });
   sleepers_.fetch_sub(1, std::memory_order_relaxed);
-  return generation_.load(std::memory_order_acquire);
+  return job_.generation.load(std::memory_order_acquire);
 }
 
 void ThreadPool::worker_main(int thread) {
@@ -174,7 +175,7 @@ void ThreadPool::worker_main(int thread) {
   uint64_t seen = 0;
   for (;;) {
     seen = wait_for_job(seen);
-    if (stop_.load(std::memory_order_acquire)) return;
+    if (job_.stop.load(std::memory_order_acquire)) return;
     if (!try_join(seen)) continue;  // woke too late: the submitter finished without us
     drain(thread);
     job_state_.fetch_sub(1, std::memory_order_release);

@@ -94,22 +94,27 @@ class ThreadPool {
 
   std::mutex submit_mu_;  // one job at a time
 
-  // The current job, written by the submitter before it bumps generation_.
-  TaskFn job_fn_ = nullptr;
-  void* job_ctx_ = nullptr;
-  int64_t job_tasks_ = 0;
-  std::atomic<int64_t> next_task_{0};
-  bool job_ranges_ = false;          // parallel_for_ranges: tasks come from ranges_
-  std::unique_ptr<Range[]> ranges_;  // one per thread
+  // The current job, written by the submitter before it bumps generation_, and only read by
+  // the workers: one cache line, so that a worker that sees the new generation has the job
+  // in the same transfer, and the counters the threads write live on lines of their own.
+  struct alignas(64) {
+    TaskFn fn = nullptr;
+    void* ctx = nullptr;
+    int64_t tasks = 0;
+    bool ranges = false;  // parallel_for_ranges: tasks come from ranges_
+    Range* range = nullptr;  // ranges_, one per thread
+    std::atomic<uint64_t> generation{0};
+    std::atomic<bool> stop{false};
+  } job_;
+  alignas(64) std::atomic<int64_t> next_task_{0};
+  std::unique_ptr<Range[]> ranges_;  // owns job_.range
   // (generation << 32) | open bit | number of workers inside the job. A worker joins only
   // an open job of the generation it woke for; the submitter waits for the joined workers
   // alone and then closes the job, so a worker that was descheduled never delays a step.
-  std::atomic<uint64_t> job_state_{0};
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<bool> stop_{false};
+  alignas(64) std::atomic<uint64_t> job_state_{0};
 
   // Sleeping workers; the submitter takes the mutex only when sleepers_ > 0.
-  std::mutex sleep_mu_;
+  alignas(64) std::mutex sleep_mu_;
   std::condition_variable sleep_cv_;
   std::atomic<int> sleepers_{0};
 };
