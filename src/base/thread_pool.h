@@ -94,14 +94,15 @@ class ThreadPool {
 
   std::mutex submit_mu_;  // one job at a time
 
-  // The current job, written by the submitter before it bumps generation_, and only read by
-  // the workers: one cache line, so that a worker that sees the new generation has the job
-  // in the same transfer, and the counters the threads write live on lines of their own.
+  // The current job, written by the submitter before it bumps `generation` and only read by
+  // the workers. One cache line: a worker that sees the new generation gets the job in the
+  // same transfer, and the counters that the threads write (next_task_, job_state_) sit on
+  // lines of their own, so writing them does not take this line away from the workers.
   struct alignas(64) {
     TaskFn fn = nullptr;
     void* ctx = nullptr;
     int64_t tasks = 0;
-    bool ranges = false;  // parallel_for_ranges: tasks come from ranges_
+    bool ranges = false;     // parallel_for_ranges: tasks come from `range`
     Range* range = nullptr;  // ranges_, one per thread
     std::atomic<uint64_t> generation{0};
     std::atomic<bool> stop{false};
