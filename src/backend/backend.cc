@@ -19,12 +19,14 @@ void Backend::attention_paged(std::span<const PagedAttentionCall> calls, const A
                          s.scale, c.out);
 }
 
-void Backend::encode_row(GgmlType dtype, const float* x, int64_t n, uint8_t* out) {
+void Backend::encode_rows(GgmlType dtype, std::span<const KvRowWrite> rows, int64_t n) {
   thread_local std::vector<uint8_t> buf;
-  buf.clear();
-  // Every KV type has a quantizer (KvStorage::create checks the type), so this cannot fail.
-  (void)ref::quantize_row(dtype, x, n, buf);
-  std::copy(buf.begin(), buf.end(), out);
+  for (const KvRowWrite& r : rows) {
+    buf.clear();
+    // Every KV type has a quantizer (KvStorage::create checks the type), so this cannot fail.
+    (void)ref::quantize_row(dtype, r.x, n, buf);
+    std::copy(buf.begin(), buf.end(), r.out);
+  }
 }
 
 }  // namespace duet

@@ -34,6 +34,12 @@ struct AttentionShape {
   float scale = 1.0f;  // applied to q·k before the softmax
 };
 
+// One row of a step's KV cache writes: n floats at x, stored at out.
+struct KvRowWrite {
+  const float* x = nullptr;
+  uint8_t* out = nullptr;
+};
+
 // One sequence's part of a step's attention: its queries [n_tokens × n_head × head_dim] at
 // `positions` (query t sees cache positions 0..positions[t]), over its cache; `out` has the
 // shape of q.
@@ -80,9 +86,10 @@ class Backend {
   // so that a backend spreads all of them over its threads at once. The default is the
   // reference kernel; backends override it with faster ones.
   virtual void attention_paged(std::span<const PagedAttentionCall> calls, const AttentionShape& shape);
-  // Stores n floats as `dtype` (a KV cache type: F32, F16, BF16 or Q8_0) at out, the bytes
-  // ref::quantize_row gives: the KV cache's writes. The default is that reference.
-  virtual void encode_row(GgmlType dtype, const float* x, int64_t n, uint8_t* out);
+  // Stores each row's n floats as `dtype` (a KV cache type: F32, F16, BF16 or Q8_0) at its
+  // out, the bytes ref::quantize_row gives: a step's KV cache writes, in one call so that a
+  // backend may spread them over its threads. The default is that reference, row by row.
+  virtual void encode_rows(GgmlType dtype, std::span<const KvRowWrite> rows, int64_t n);
   virtual void swiglu(const float* gate, const float* up, int64_t n, float* out) = 0;
   virtual void add_inplace(float* x, const float* y, int64_t n) = 0;
 };

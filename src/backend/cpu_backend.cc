@@ -161,12 +161,21 @@ class CpuBackend final : public Backend {
   }
 
   // F16, the default KV type, in SIMD (the reference's scalar rounding was ~3 % of an
-  // eight-sequence decode step); the other types through the reference.
-  void encode_row(GgmlType dtype, const float* x, int64_t n, uint8_t* out) override {
-    if (dtype == GgmlType::F16)
-      k_.f32_to_f16(x, n, reinterpret_cast<uint16_t*>(out));
-    else
-      Backend::encode_row(dtype, x, n, out);
+  // eight-sequence decode step); the other types through the reference. Spread over the
+  // threads like the element-wise ops: the writes go to cache rows that are not in any
+  // cache yet, so the time is mostly waiting for memory, which two threads halve.
+  void encode_rows(GgmlType dtype, std::span<const KvRowWrite> rows, int64_t n) override {
+    const int64_t n_rows = static_cast<int64_t>(rows.size());
+    const int64_t per_task = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(n, 1));
+    pool_.parallel_for_ranges(ceil_div(n_rows, per_task), [&](int64_t task, int) {
+      const auto mine = rows.subspan(static_cast<size_t>(task * per_task),
+                                     static_cast<size_t>(std::min(per_task, n_rows - task * per_task)));
+      if (dtype != GgmlType::F16) {
+        Backend::encode_rows(dtype, mine, n);
+        return;
+      }
+      for (const KvRowWrite& r : mine) k_.f32_to_f16(r.x, n, reinterpret_cast<uint16_t*>(r.out));
+    });
   }
 
   void swiglu(const float* gate, const float* up, int64_t n, float* out) override {

@@ -38,7 +38,7 @@ class KvStorage {
 
   // Where KV head `head` of the K (kv = 0) or V (kv = 1) row of layer `layer` at `slot`
   // (= block * block_size + offset) is stored: head_dim values of dtype(). The model writes
-  // them through Backend::encode_row.
+  // them through Backend::encode_rows.
   uint8_t* head(int64_t layer, int kv, int64_t slot, int64_t head) const;
   PagedKvView view(int64_t layer, const int32_t* block_table) const;
 

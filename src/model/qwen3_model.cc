@@ -74,6 +74,8 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
   const int64_t bs = kv.block_size();
   // Every chunk's keys/values go into the cache before any attention reads it: chunks of
   // different sequences never share blocks that are being written.
+  std::vector<KvRowWrite>& writes = ws_.kv_writes;
+  writes.clear();
   for (size_t ci = 0; ci < b.chunks.size(); ++ci) {
     const ForwardChunk& ch = b.chunks[ci];
     for (size_t t = 0; t < ch.tokens.size(); ++t) {
@@ -82,11 +84,12 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
       const int64_t slot = static_cast<int64_t>(ch.block_table[pos / bs]) * bs + pos % bs;
       for (int64_t hd = 0; hd < c.n_head_kv; ++hd) {
         const int64_t at = row * c.kv_width() + hd * c.head_dim;
-        be.encode_row(kv.dtype(), k.data() + at, c.head_dim, kv.head(il, 0, slot, hd));
-        be.encode_row(kv.dtype(), v.data() + at, c.head_dim, kv.head(il, 1, slot, hd));
+        writes.push_back({k.data() + at, kv.head(il, 0, slot, hd)});
+        writes.push_back({v.data() + at, kv.head(il, 1, slot, hd)});
       }
     }
   }
+  be.encode_rows(kv.dtype(), writes, c.head_dim);
   std::vector<float>& att = ws_.att;
   att.resize(q.size());
   std::vector<PagedAttentionCall>& calls = ws_.calls;

@@ -90,6 +90,7 @@ class Qwen3Model {
   struct Workspace {
     std::vector<float> h, q, k, v, att, gate, up;
     std::vector<PagedAttentionCall> calls;  // one layer's attention, a call per chunk
+    std::vector<KvRowWrite> kv_writes;      // one layer's KV cache rows
   };
   Workspace ws_;
 };

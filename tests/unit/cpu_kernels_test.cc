@@ -34,6 +34,7 @@
 #include "kernels/ref/dequantize.h"
 #include "kernels/ref/ops.h"
 #include "kernels/ref/quant_blocks.h"
+#include "kernels/ref/quantize.h"
 
 namespace duet::cpu {
 namespace {
@@ -558,6 +559,36 @@ TEST_P(CpuIsaTest, KvConversionsToF32AreExact) {
       ASSERT_EQ(std::memcmp(&got[i], &want_bits, 4), 0) << "bf16 " << all[1000 + i] << " n=" << n;
     }
     EXPECT_EQ(got[std::min<int64_t>(n, 65536 - 1000)], -1.0f) << "wrote past n=" << n;
+  }
+}
+
+// A step's KV cache writes, spread over the threads, store every row as the reference
+// quantizer does, for every KV type, and write nothing past a row.
+TEST_P(CpuIsaTest, KvRowWritesMatchTheReferenceQuantizer) {
+  ThreadPool pool(2);
+  auto be = make_cpu_backend(pool, GetParam());
+  const int64_t n = 128;
+  for (GgmlType dtype : {GgmlType::F16, GgmlType::BF16, GgmlType::F32, GgmlType::Q8_0}) {
+    for (int64_t n_rows : {1, 16, 128, 301}) {
+      SCOPED_TRACE(std::string(ggml_type_name(dtype)) + " rows " + std::to_string(n_rows));
+      const std::vector<float> x = random_activations(static_cast<size_t>(n_rows * n), static_cast<uint32_t>(n_rows));
+      std::vector<uint8_t> want;
+      ASSERT_TRUE(ref::quantize_row(dtype, x.data(), n, want).ok());
+      const size_t row_bytes = want.size(), stride = row_bytes + 8;
+      // Rows stored back to front with a gap after each, as cache slots are scattered.
+      std::vector<uint8_t> got(static_cast<size_t>(n_rows) * stride, 0xCD);
+      std::vector<KvRowWrite> rows;
+      for (int64_t r = 0; r < n_rows; ++r)
+        rows.push_back({x.data() + r * n, got.data() + (n_rows - 1 - r) * stride});
+      be->encode_rows(dtype, rows, n);
+      for (int64_t r = 0; r < n_rows; ++r) {
+        want.clear();  // quantize_row appends
+        ASSERT_TRUE(ref::quantize_row(dtype, x.data() + r * n, n, want).ok());
+        const uint8_t* at = got.data() + (n_rows - 1 - r) * stride;
+        ASSERT_TRUE(std::equal(want.begin(), want.end(), at)) << "row " << r;
+        for (size_t i = row_bytes; i < stride; ++i) ASSERT_EQ(at[i], 0xCD) << "past row " << r;
+      }
+    }
   }
 }
 
