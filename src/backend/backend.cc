@@ -13,6 +13,15 @@ void Backend::matmul_same_input(std::span<const WeightMatrix* const> ws, const f
   for (size_t i = 0; i < ws.size(); ++i) matmul(*ws[i], x, n_tokens, ys[i]);
 }
 
+void Backend::qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm, int64_t n_tokens,
+                           int64_t n_head, int64_t n_head_kv, int64_t head_dim, float eps,
+                           const int32_t* positions, const double* inv_freq, double mscale) {
+  rmsnorm(q, q_norm, n_tokens * n_head, head_dim, eps, q);
+  rmsnorm(k, k_norm, n_tokens * n_head_kv, head_dim, eps, k);
+  rope_neox(q, n_tokens, n_head, head_dim, positions, inv_freq, mscale);
+  rope_neox(k, n_tokens, n_head_kv, head_dim, positions, inv_freq, mscale);
+}
+
 void Backend::attention_paged(std::span<const PagedAttentionCall> calls, const AttentionShape& s) {
   for (const PagedAttentionCall& c : calls)
     ref::attention_paged(c.q, c.kv, c.positions, c.n_tokens, s.n_head, s.n_head_kv, s.head_dim,

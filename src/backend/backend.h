@@ -78,6 +78,14 @@ class Backend {
   // NEOX RoPE in place over [n_tokens × n_heads × head_dim]
   virtual void rope_neox(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
                          const int32_t* positions, const double* inv_freq, double mscale) = 0;
+  // Qwen3's query/key preparation: each head's vector of q [n_tokens × n_head × head_dim]
+  // and k [n_tokens × n_head_kv × head_dim] RMS-normed (q_norm, k_norm over head_dim), then
+  // NEOX-rotated at its token's position, in place. The same values as rmsnorm, then
+  // rope_neox, on each; one call so that a backend may do it in one pass. That is the
+  // default.
+  virtual void qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm, int64_t n_tokens,
+                            int64_t n_head, int64_t n_head_kv, int64_t head_dim, float eps,
+                            const int32_t* positions, const double* inv_freq, double mscale);
   // Causal attention of one sequence's queries over its cached keys/values (see ref::attention)
   virtual void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
                          const int32_t* positions, int64_t n_tokens, const AttentionShape& shape,

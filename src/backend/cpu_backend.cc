@@ -91,6 +91,28 @@ class CpuBackend final : public Backend {
     });
   }
 
+  // One job instead of four: each task norms and rotates whole heads, a token's query heads
+  // and then its key heads, so a head is read and written once.
+  void qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm, int64_t n_tokens,
+                    int64_t n_head, int64_t n_head_kv, int64_t head_dim, float eps, const int32_t* positions,
+                    const double* inv_freq, double mscale) override {
+    const int64_t half = head_dim / 2;
+    update_rope_table(n_tokens, half, positions, inv_freq, mscale);
+    const int64_t heads = n_head + n_head_kv;  // a token's rows: its query heads, then its key heads
+    const int64_t per_task = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(head_dim, 1));
+    const int64_t n_rows = n_tokens * heads;
+    pool_.parallel_for_ranges(ceil_div(n_rows, per_task), [&](int64_t task, int) {
+      const int64_t r1 = std::min(n_rows, (task + 1) * per_task);
+      for (int64_t r = task * per_task; r < r1; ++r) {
+        const int64_t t = r / heads, h = r % heads;
+        const bool is_q = h < n_head;
+        float* x = is_q ? q + (t * n_head + h) * head_dim : k + (t * n_head_kv + h - n_head) * head_dim;
+        k_.rmsnorm(x, is_q ? q_norm : k_norm, 1, head_dim, eps, x);
+        k_.rope_rotate(x, 1, head_dim, rope_cos_.data() + t * half, rope_sin_.data() + t * half);
+      }
+    });
+  }
+
   void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
                  const int32_t* positions, int64_t n_tokens, const AttentionShape& s,
                  float* out) override {

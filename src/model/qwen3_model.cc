@@ -64,10 +64,8 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
   be.matmul_same_input(qkv_w, h.data(), n, qkv_y);
 
   // Qwen3's QK-norm: RMSNorm over each head's vector before the rotation.
-  be.rmsnorm(q.data(), L.q_norm.data(), n * c.n_head, c.head_dim, c.rms_eps, q.data());
-  be.rmsnorm(k.data(), L.k_norm.data(), n * c.n_head_kv, c.head_dim, c.rms_eps, k.data());
-  be.rope_neox(q.data(), n, c.n_head, c.head_dim, b.positions.data(), rope_.inv_freq.data(), rope_.mscale);
-  be.rope_neox(k.data(), n, c.n_head_kv, c.head_dim, b.positions.data(), rope_.inv_freq.data(), rope_.mscale);
+  be.qk_norm_rope(q.data(), k.data(), L.q_norm.data(), L.k_norm.data(), n, c.n_head, c.n_head_kv, c.head_dim,
+                  c.rms_eps, b.positions.data(), rope_.inv_freq.data(), rope_.mscale);
 
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim,
                              static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};

@@ -634,6 +634,35 @@ TEST_P(CpuIsaTest, RopeMatchesReference) {
   }
 }
 
+// The fused query/key preparation is the backend's own norms then rotations, bit for bit,
+// for decode-sized and prompt-sized steps, with and without grouped heads.
+TEST_P(CpuIsaTest, QkNormRopeEqualsNormsThenRotations) {
+  ThreadPool pool(2);
+  auto be = make_cpu_backend(pool, GetParam());
+  const int64_t head_dim = 128;
+  std::vector<double> inv_freq(head_dim / 2);
+  for (int64_t i = 0; i < head_dim / 2; ++i) inv_freq[i] = std::pow(1e6, -2.0 * i / static_cast<double>(head_dim));
+  const std::vector<float> qw = random_uniform(head_dim, 5, 0.5f, 1.5f), kw = random_uniform(head_dim, 6, 0.5f, 1.5f);
+  for (int64_t T : {1, 8, 37}) {
+    for (auto [n_head, n_head_kv] : {std::pair<int64_t, int64_t>{16, 8}, {4, 4}}) {
+      SCOPED_TRACE("T " + std::to_string(T) + " heads " + std::to_string(n_head) + "/" + std::to_string(n_head_kv));
+      std::vector<int32_t> pos(static_cast<size_t>(T));
+      for (int64_t t = 0; t < T; ++t) pos[t] = static_cast<int32_t>(3 + 7 * t);
+      const std::vector<float> q0 = random_activations(T * n_head * head_dim, 11);
+      const std::vector<float> k0 = random_activations(T * n_head_kv * head_dim, 12);
+      std::vector<float> q_want = q0, k_want = k0, q_got = q0, k_got = k0;
+      be->rmsnorm(q_want.data(), qw.data(), T * n_head, head_dim, 1e-6f, q_want.data());
+      be->rmsnorm(k_want.data(), kw.data(), T * n_head_kv, head_dim, 1e-6f, k_want.data());
+      be->rope_neox(q_want.data(), T, n_head, head_dim, pos.data(), inv_freq.data(), 1.1);
+      be->rope_neox(k_want.data(), T, n_head_kv, head_dim, pos.data(), inv_freq.data(), 1.1);
+      be->qk_norm_rope(q_got.data(), k_got.data(), qw.data(), kw.data(), T, n_head, n_head_kv, head_dim, 1e-6f,
+                       pos.data(), inv_freq.data(), 1.1);
+      EXPECT_EQ(q_got, q_want);
+      EXPECT_EQ(k_got, k_want);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllPaths, CpuIsaTest, ::testing::ValuesIn(kAllIsas),
                          [](const auto& info) { return isa_param_name(info.param); });
 
