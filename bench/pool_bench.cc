@@ -21,31 +21,33 @@ void add_one(float* p, int64_t n) {
   for (int64_t j = 0; j < n; ++j) p[j] += 1.0f;
 }
 
-void BM_JobOwnHalf(benchmark::State& state) {
-  duet::ThreadPool pool(2);
-  std::vector<float> buf(8192, 0.0f);
-  for (auto _ : state)
-    pool.parallel_for_ranges(2, [&](int64_t t, int) { add_one(buf.data() + t * 4096, 4096); });
-  benchmark::DoNotOptimize(buf.data());
-}
-
-void BM_JobSwappedHalves(benchmark::State& state) {
+// Times job(pool, buf, i) for i = 0, 1, ...: one pool job each, on a two-thread pool and
+// an 8,192-float buffer.
+template <typename Job>
+void time_jobs(benchmark::State& state, Job job) {
   duet::ThreadPool pool(2);
   std::vector<float> buf(8192, 0.0f);
   int64_t i = 0;
-  for (auto _ : state) {
-    pool.parallel_for_ranges(2, [&](int64_t t, int) { add_one(buf.data() + ((t + i) & 1) * 4096, 4096); });
-    ++i;
-  }
+  for (auto _ : state) job(pool, buf.data(), i++);
   benchmark::DoNotOptimize(buf.data());
 }
 
+void BM_JobOwnHalf(benchmark::State& state) {
+  time_jobs(state, [](duet::ThreadPool& pool, float* buf, int64_t) {
+    pool.parallel_for_ranges(2, [&](int64_t t, int) { add_one(buf + t * 4096, 4096); });
+  });
+}
+
+void BM_JobSwappedHalves(benchmark::State& state) {
+  time_jobs(state, [](duet::ThreadPool& pool, float* buf, int64_t i) {
+    pool.parallel_for_ranges(2, [&](int64_t t, int) { add_one(buf + ((t + i) & 1) * 4096, 4096); });
+  });
+}
+
 void BM_JobFourTasks(benchmark::State& state) {
-  duet::ThreadPool pool(2);
-  std::vector<float> buf(8192, 0.0f);
-  for (auto _ : state)
-    pool.parallel_for(4, [&](int64_t t, int) { add_one(buf.data() + t * 2048, 2048); });
-  benchmark::DoNotOptimize(buf.data());
+  time_jobs(state, [](duet::ThreadPool& pool, float* buf, int64_t) {
+    pool.parallel_for(4, [&](int64_t t, int) { add_one(buf + t * 2048, 2048); });
+  });
 }
 
 BENCHMARK(BM_JobOwnHalf);

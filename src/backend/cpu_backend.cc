@@ -184,8 +184,8 @@ class CpuBackend final : public Backend {
 
   // F16, the default KV type, in SIMD (the reference's scalar rounding was ~3 % of an
   // eight-sequence decode step); the other types through the reference. Spread over the
-  // threads like the element-wise ops: the writes go to cache rows that are not in any
-  // cache yet, so the time is mostly waiting for memory, which two threads halve.
+  // threads like the element-wise ops, instead of one thread writing while the others
+  // wait (eight sequences +0 to +1.3 %, measured alternating steps).
   void encode_rows(GgmlType dtype, std::span<const KvRowWrite> rows, int64_t n) override {
     const int64_t n_rows = static_cast<int64_t>(rows.size());
     const int64_t per_task = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(n, 1));

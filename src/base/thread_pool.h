@@ -107,6 +107,7 @@ class ThreadPool {
     std::atomic<uint64_t> generation{0};
     std::atomic<bool> stop{false};
   } job_;
+  static_assert(sizeof(job_) == 64, "the job descriptor is one cache line");
   alignas(64) std::atomic<int64_t> next_task_{0};
   std::unique_ptr<Range[]> ranges_;  // owns job_.range
   // (generation << 32) | open bit | number of workers inside the job. A worker joins only
