@@ -13,6 +13,14 @@ void Backend::matmul_same_input(std::span<const WeightMatrix* const> ws, const f
   for (size_t i = 0; i < ws.size(); ++i) matmul(*ws[i], x, n_tokens, ys[i]);
 }
 
+void Backend::matmul_swiglu(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n_tokens,
+                            float* out, float* up_scratch) {
+  const WeightMatrix* ws[] = {&gate, &up};
+  float* const ys[] = {out, up_scratch};
+  matmul_same_input(ws, x, n_tokens, ys);
+  swiglu(out, up_scratch, n_tokens * gate.rows, out);
+}
+
 void Backend::qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm, int64_t n_tokens,
                            int64_t n_head, int64_t n_head_kv, int64_t head_dim, float eps,
                            const int32_t* positions, const double* inv_freq, double mscale) {

@@ -63,6 +63,15 @@ class CpuBackend final : public Backend {
     cpu::matmul_same_input(k_, pool_, scratch_, args);
   }
 
+  void matmul_swiglu(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n_tokens, float* out,
+                     float* up_scratch) override {
+    if (cpu::matmul_supports(gate.type) && cpu::matmul_supports(up.type) &&
+        cpu::matmul_swiglu(k_, pool_, scratch_, args_for(gate, x, n_tokens, nullptr),
+                           args_for(up, x, n_tokens, nullptr), out))
+      return;
+    Backend::matmul_swiglu(gate, up, x, n_tokens, out, up_scratch);
+  }
+
   // A few rows per forward pass: decoding them is noise next to the matmuls.
   void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) override {
     ref::get_rows(table.type, table.data, table.cols, table.row_bytes, ids, n, out);

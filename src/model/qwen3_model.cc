@@ -114,10 +114,7 @@ void Qwen3Model::ffn_block(const Qwen3Layer& L, int64_t n, std::vector<float>& x
   std::vector<float>& up = ws_.up;
   gate.resize(static_cast<size_t>(n * c.n_ff));
   up.resize(gate.size());
-  const WeightMatrix* gate_up_w[] = {&L.w_gate, &L.w_up};
-  float* const gate_up_y[] = {gate.data(), up.data()};
-  be.matmul_same_input(gate_up_w, h.data(), n, gate_up_y);
-  be.swiglu(gate.data(), up.data(), n * c.n_ff, gate.data());
+  be.matmul_swiglu(L.w_gate, L.w_up, h.data(), n, gate.data(), up.data());
   be.matmul(L.w_down, gate.data(), n, h.data());
   be.add_inplace(x.data(), h.data(), n * c.n_embd);
 }

@@ -388,6 +388,60 @@ TEST(CpuMatmulSameInput, EqualsSeparateMatmuls) {
   }
 }
 
+// The fused gate/up/SwiGLU gives the bits of the two matmuls followed by the path's SwiGLU
+// when it applies (both packed, one activation format, T ≤ 8; a last group of fewer than 16
+// rows), and otherwise reports that it did not run, leaving the output alone.
+TEST(CpuMatmulSwiglu, EqualsMatmulsThenSwiglu) {
+  for (CpuIsa isa : kAllIsas) {
+    if (!cpu_isa_supported(isa)) continue;
+    const CpuKernels& k = cpu_kernels(isa);
+    const int64_t cols = 512;
+    struct Pair {
+      GgmlType gate, up;
+      int64_t rows;
+      bool packed;
+    };
+    const std::vector<Pair> pairs = {{GgmlType::Q4_K, GgmlType::Q4_K, 48, true},
+                                     {GgmlType::Q4_K, GgmlType::Q4_K, 40, true},
+                                     {GgmlType::Q4_K, GgmlType::Q6_K, 32, true},
+                                     {GgmlType::Q6_K, GgmlType::Q6_K, 24, true},
+                                     {GgmlType::Q8_0, GgmlType::Q8_0, 56, true},
+                                     {GgmlType::BF16, GgmlType::BF16, 32, true},
+                                     {GgmlType::Q8_0, GgmlType::Q4_K, 32, true},
+                                     {GgmlType::Q4_K, GgmlType::Q4_K, 32, false}};
+    ThreadPool pool(3);
+    uint32_t seed = 100;
+    for (const Pair& p : pairs) {
+      const TestWeights wg = make_weights(p.gate, p.rows, cols, seed++);
+      const TestWeights wu = make_weights(p.up, p.rows, cols, seed++);
+      const auto pg = p.packed ? pack_for_kernels(k, p.gate, wg.data(), p.rows, cols, wg.row_bytes) : nullptr;
+      const auto pu = p.packed ? pack_for_kernels(k, p.up, wu.data(), p.rows, cols, wu.row_bytes) : nullptr;
+      const bool fusable = pg != nullptr && pu != nullptr &&
+                           matmul_act_format(k, p.gate) == matmul_act_format(k, p.up);
+      for (int64_t T : {1, 3, 8, 9}) {
+        SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " " + ggml_type_name(p.gate) + "/" +
+                     ggml_type_name(p.up) + " rows " + std::to_string(p.rows) + " T=" + std::to_string(T));
+        const std::vector<float> x = random_activations(static_cast<size_t>(T * cols), seed++);
+        const size_t n = static_cast<size_t>(T * p.rows);
+        std::vector<float> fused(n, NAN), gate(n, NAN), up(n, NAN);
+        const MatmulArgs ga{p.gate, wg.data(), p.rows, cols, wg.row_bytes, x.data(), T, gate.data(), pg.get()};
+        const MatmulArgs ua{p.up, wu.data(), p.rows, cols, wu.row_bytes, x.data(), T, up.data(), pu.get()};
+        MatmulScratch scratch;
+        const bool ran = matmul_swiglu(k, pool, scratch, ga, ua, fused.data());
+        ASSERT_EQ(ran, fusable && T <= kPackedTileTokens);
+        const MatmulArgs both[] = {ga, ua};
+        matmul_same_input(k, pool, scratch, both);
+        k.swiglu(gate.data(), up.data(), static_cast<int64_t>(n), gate.data());
+        if (ran) {
+          ASSERT_EQ(fused, gate);
+        } else {
+          for (float v : fused) ASSERT_TRUE(std::isnan(v)) << "wrote its output without running";
+        }
+      }
+    }
+  }
+}
+
 // ---- activation conversion ----
 
 class CpuIsaTest : public ::testing::TestWithParam<CpuIsa> {
