@@ -13,12 +13,13 @@ void Backend::matmul_same_input(std::span<const WeightMatrix* const> ws, const f
   for (size_t i = 0; i < ws.size(); ++i) matmul(*ws[i], x, n_tokens, ys[i]);
 }
 
-void Backend::matmul_swiglu(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n_tokens,
-                            float* out, float* up_scratch) {
+void Backend::feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
+                           const float* x, int64_t n_tokens, float* out, float* gate_scratch, float* up_scratch) {
   const WeightMatrix* ws[] = {&gate, &up};
-  float* const ys[] = {out, up_scratch};
+  float* const ys[] = {gate_scratch, up_scratch};
   matmul_same_input(ws, x, n_tokens, ys);
-  swiglu(out, up_scratch, n_tokens * gate.rows, out);
+  swiglu(gate_scratch, up_scratch, n_tokens * gate.rows, gate_scratch);
+  matmul(down, gate_scratch, n_tokens, out);
 }
 
 void Backend::qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm, int64_t n_tokens,

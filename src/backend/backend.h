@@ -70,13 +70,13 @@ class Backend {
   // separate matmul calls would give; a backend may convert x once and run them together.
   virtual void matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x,
                                  int64_t n_tokens, std::span<float* const> ys);
-  // The feed-forward's first half: out = silu(x · gateᵀ) ⊙ (x · upᵀ), [n_tokens × gate.rows]
-  // (up has the same shape). The default is matmul_same_input into out and up_scratch
-  // (n_tokens × up.rows floats, which a backend may leave untouched), then swiglu; one call
-  // so that a backend may apply SwiGLU to each piece of the two products where it computed
-  // them.
-  virtual void matmul_swiglu(const WeightMatrix& gate, const WeightMatrix& up, const float* x, int64_t n_tokens,
-                             float* out, float* up_scratch);
+  // The feed-forward's products: out = (silu(x · gateᵀ) ⊙ (x · upᵀ)) · downᵀ, [n_tokens ×
+  // down.rows]; out may be x. The default is matmul_same_input of gate and up into
+  // gate_scratch and up_scratch (n_tokens × gate.rows floats each), swiglu, then matmul with
+  // down. One call so that a backend may apply SwiGLU to each piece of the products where
+  // it computed them and hand the result on in the same split.
+  virtual void feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
+                            const float* x, int64_t n_tokens, float* out, float* gate_scratch, float* up_scratch);
   // out: [n × table.cols], row t = decoded table row ids[t] (ids checked by the caller)
   virtual void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) = 0;
   // y = rmsnorm(x) * w over rows of `dim`; y may alias x

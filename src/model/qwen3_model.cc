@@ -114,8 +114,7 @@ void Qwen3Model::ffn_block(const Qwen3Layer& L, int64_t n, std::vector<float>& x
   std::vector<float>& up = ws_.up;
   gate.resize(static_cast<size_t>(n * c.n_ff));
   up.resize(gate.size());
-  be.matmul_swiglu(L.w_gate, L.w_up, h.data(), n, gate.data(), up.data());
-  be.matmul(L.w_down, gate.data(), n, h.data());
+  be.feed_forward(L.w_gate, L.w_up, L.w_down, h.data(), n, h.data(), gate.data(), up.data());
   be.add_inplace(x.data(), h.data(), n * c.n_embd);
 }
 

@@ -442,6 +442,50 @@ TEST(CpuMatmulSwiglu, EqualsMatmulsThenSwiglu) {
   }
 }
 
+// A matmul whose input came split by columns converts it by column chunks and gets the bits
+// of the token split, for every activation format (a last chunk shorter than 256 columns
+// for the 32-column formats), packed or not, and for token counts on both sides of the
+// decode-sized range.
+TEST(CpuMatmulXByColumns, SameBitsAsTheTokenSplit) {
+  for (CpuIsa isa : kAllIsas) {
+    if (!cpu_isa_supported(isa)) continue;
+    const CpuKernels& k = cpu_kernels(isa);
+    ThreadPool pool(2);
+    uint32_t seed = 300;
+    for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::BF16,
+                          GgmlType::F32}) {
+      const int64_t rows = 40;
+      for (int64_t cols : {768, 544}) {
+        if (ggml_traits(type).block_elems == 256 && cols % 256 != 0) continue;
+        const TestWeights w = make_weights(type, rows, cols, seed++);
+        const auto packed = pack_for_kernels(k, type, w.data(), rows, cols, w.row_bytes);
+        for (bool use_packed : {false, true}) {
+          if (use_packed && packed == nullptr) continue;
+          for (int64_t T : {1, 2, 5, 8, 9}) {
+            SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " " + ggml_type_name(type) + " cols " +
+                         std::to_string(cols) + (use_packed ? " packed" : "") + " T=" + std::to_string(T));
+            const std::vector<float> x = random_activations(static_cast<size_t>(T * cols), seed++);
+            std::vector<float> by_tokens(static_cast<size_t>(T * rows), NAN), by_columns(by_tokens);
+            MatmulArgs a{type, w.data(), rows, cols, w.row_bytes, x.data(), T, by_tokens.data(),
+                         use_packed ? packed.get() : nullptr};
+            // Each call's converted rows start from garbage, so a field the column split
+            // left unwritten cannot pass for one the token split wrote.
+            MatmulScratch scratch;
+            constexpr size_t kPoison = size_t{1} << 16;
+            std::memset(scratch.get(kPoison), 0x5A, kPoison);
+            matmul(k, pool, scratch, a);
+            std::memset(scratch.get(kPoison), 0xA5, kPoison);
+            a.y = by_columns.data();
+            a.x_by_columns = true;
+            matmul(k, pool, scratch, a);
+            ASSERT_EQ(by_columns, by_tokens);
+          }
+        }
+      }
+    }
+  }
+}
+
 // ---- activation conversion ----
 
 class CpuIsaTest : public ::testing::TestWithParam<CpuIsa> {
@@ -714,6 +758,33 @@ TEST_P(CpuIsaTest, QkNormRopeEqualsNormsThenRotations) {
       EXPECT_EQ(q_got, q_want);
       EXPECT_EQ(k_got, k_want);
     }
+  }
+}
+
+// The backend's feed-forward call gives the bits of its steps (gate and up, SwiGLU, down)
+// when the decode-sized fusion runs and when a prompt-sized step takes the steps.
+TEST_P(CpuIsaTest, FeedForwardEqualsItsSteps) {
+  ThreadPool pool(2);
+  auto be = make_cpu_backend(pool, GetParam());
+  const int64_t d_model = 512, d_ff = 768;
+  const TestWeights tg = make_weights(GgmlType::Q4_K, d_ff, d_model, 41);
+  const TestWeights tu = make_weights(GgmlType::Q4_K, d_ff, d_model, 42);
+  const TestWeights td = make_weights(GgmlType::Q6_K, d_model, d_ff, 43);
+  const WeightMatrix gate{"gate", GgmlType::Q4_K, d_ff, d_model, tg.row_bytes, tg.data()};
+  const WeightMatrix up{"up", GgmlType::Q4_K, d_ff, d_model, tu.row_bytes, tu.data()};
+  const WeightMatrix down{"down", GgmlType::Q6_K, d_model, d_ff, td.row_bytes, td.data()};
+  for (const WeightMatrix* w : {&gate, &up, &down}) be->prepare_weights(*w);
+  for (int64_t T : {1, 3, 8, 12}) {
+    SCOPED_TRACE("T " + std::to_string(T));
+    const std::vector<float> x = random_activations(static_cast<size_t>(T * d_model), 50 + static_cast<uint32_t>(T));
+    std::vector<float> g(static_cast<size_t>(T * d_ff)), u(g.size()), want(x.size()), got(x);
+    const WeightMatrix* ws[] = {&gate, &up};
+    float* const ys[] = {g.data(), u.data()};
+    be->matmul_same_input(ws, x.data(), T, ys);
+    be->swiglu(g.data(), u.data(), T * d_ff, g.data());
+    be->matmul(down, g.data(), T, want.data());
+    be->feed_forward(gate, up, down, got.data(), T, got.data(), g.data(), u.data());  // out = x
+    EXPECT_EQ(got, want);
   }
 }
 

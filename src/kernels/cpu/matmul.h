@@ -35,6 +35,11 @@ struct MatmulArgs {
   // The same matrix packed for this path (pack_for_kernels), or nullptr: then the stored
   // rows are read directly.
   const PackedWeights* packed = nullptr;
+  // x was written by a decode-sized job split by columns in per-thread ranges (the out of
+  // matmul_swiglu): a call of 2..kPackedTileTokens tokens then converts it in 256-column
+  // chunks in the same ranges, so each thread converts the columns it wrote, and the other
+  // thread reads them as 8-bit codes instead of floats. Same results either way.
+  bool x_by_columns = false;
 };
 
 // Reusable 64-byte-aligned memory for the converted activations.
