@@ -294,7 +294,7 @@ bool matmul_swiglu(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch
   // dies that costs ~15 ns a line (measured: the same gate/up job ran 188-198 µs when its
   // previous outputs had been read by the other thread, 164-174 µs when not). Against the
   // gate/up job followed by the SwiGLU job, alternating every step (Q4_K_M 0.6B, two
-  // threads): eight sequences +2.2-3.5 % on two dies, +0.4-1.7 % on one; one sequence ±1-3 %.
+  // threads): eight sequences +2.6-3.5 % on two dies, +0.4-1.7 % on one; one sequence −1 to +3 %.
   pool.parallel_for_ranges(gate.packed->groups(), [&](int64_t g, int) {
     constexpr int kTile = kPackedTileTokens * kPackRows;
     alignas(64) float gv[kTile], uv[kTile];
