@@ -13,8 +13,9 @@ void Backend::matmul_same_input(std::span<const WeightMatrix* const> ws, const f
   for (size_t i = 0; i < ws.size(); ++i) matmul(*ws[i], x, n_tokens, ys[i]);
 }
 
-void Backend::feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
-                           const float* x, int64_t n_tokens, float* out, float* gate_scratch, float* up_scratch) {
+void Backend::feed_forward(const WeightMatrix& gate, const WeightMatrix& up,
+                           const WeightMatrix& down, const float* x, int64_t n_tokens, float* out,
+                           float* gate_scratch, float* up_scratch) {
   const WeightMatrix* ws[] = {&gate, &up};
   float* const ys[] = {gate_scratch, up_scratch};
   matmul_same_input(ws, x, n_tokens, ys);

@@ -71,12 +71,15 @@ class Backend {
   virtual void matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x,
                                  int64_t n_tokens, std::span<float* const> ys);
   // The feed-forward's products: out = (silu(x · gateᵀ) ⊙ (x · upᵀ)) · downᵀ, [n_tokens ×
-  // down.rows]; out may be x. The default is matmul_same_input of gate and up into
-  // gate_scratch and up_scratch (n_tokens × gate.rows floats each), swiglu, then matmul with
-  // down. One call so that a backend may apply SwiGLU to each piece of the products where
-  // it computed them and hand the result on in the same split.
-  virtual void feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
-                            const float* x, int64_t n_tokens, float* out, float* gate_scratch, float* up_scratch);
+  // down.rows], for up shaped like gate and down.cols == gate.rows. out may be x but neither
+  // scratch buffer. The default is matmul_same_input of gate and up into gate_scratch and
+  // up_scratch (n_tokens × gate.rows floats each), swiglu, then matmul with down; a backend
+  // may leave up_scratch untouched, and both hold nothing useful afterwards. One call so
+  // that a backend may apply SwiGLU to each piece of the products where it computed them
+  // and hand the result on in the same split.
+  virtual void feed_forward(const WeightMatrix& gate, const WeightMatrix& up,
+                            const WeightMatrix& down, const float* x, int64_t n_tokens, float* out,
+                            float* gate_scratch, float* up_scratch);
   // out: [n × table.cols], row t = decoded table row ids[t] (ids checked by the caller)
   virtual void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) = 0;
   // y = rmsnorm(x) * w over rows of `dim`; y may alias x

@@ -65,15 +65,17 @@ class CpuBackend final : public Backend {
 
   // A decode-sized step applies SwiGLU inside the gate/up job (cpu::matmul_swiglu), which
   // leaves each thread the columns it computed, and the down projection converts its input
-  // in the same column ranges (x_by_columns); anything else takes the default's steps.
-  void feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, const float* x,
-                    int64_t n_tokens, float* out, float* gate_scratch, float* up_scratch) override {
-    if (cpu::matmul_supports(gate.type) && cpu::matmul_supports(up.type) && cpu::matmul_supports(down.type) &&
+  // in the same column ranges (x_in_column_ranges); anything else takes the default's steps.
+  void feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
+                    const float* x, int64_t n_tokens, float* out, float* gate_scratch,
+                    float* up_scratch) override {
+    if (cpu::matmul_supports(gate.type) && cpu::matmul_supports(up.type) &&
+        cpu::matmul_supports(down.type) &&
         cpu::matmul_swiglu(k_, pool_, scratch_, args_for(gate, x, n_tokens, nullptr),
                            args_for(up, x, n_tokens, nullptr), gate_scratch)) {
-      cpu::MatmulArgs d = args_for(down, gate_scratch, n_tokens, out);
-      d.x_by_columns = true;
-      cpu::matmul(k_, pool_, scratch_, d);
+      cpu::MatmulArgs down_args = args_for(down, gate_scratch, n_tokens, out);
+      down_args.x_in_column_ranges = true;
+      cpu::matmul(k_, pool_, scratch_, down_args);
       return;
     }
     Backend::feed_forward(gate, up, down, x, n_tokens, out, gate_scratch, up_scratch);

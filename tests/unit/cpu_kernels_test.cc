@@ -35,97 +35,12 @@
 #include "kernels/ref/ops.h"
 #include "kernels/ref/quant_blocks.h"
 #include "kernels/ref/quantize.h"
+#include "unit/cpu_test_support.h"
 
 namespace duet::cpu {
 namespace {
 
-constexpr double kU = 1.0 / (1 << 24);
-const CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16};
-
-std::string isa_param_name(CpuIsa isa) { return cpu_isa_name(isa); }
-
-// Normal values with a few 8× outliers, so block scales differ from block to block.
-std::vector<float> random_activations(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::uniform_int_distribution<int> pick(0, 49);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng) * (pick(rng) == 0 ? 8.0f : 1.0f);
-  return v;
-}
-
-// A weight matrix stored like a GGUF tensor, but at an odd address and with padding
-// between rows (row_bytes > the natural size), filled with garbage a kernel must not read.
-struct TestWeights {
-  GgmlType type;
-  int64_t rows, cols;
-  size_t row_bytes;
-  std::vector<uint8_t> storage;
-  size_t offset;
-  const uint8_t* data() const { return storage.data() + offset; }
-  const uint8_t* row(int64_t r) const { return data() + r * row_bytes; }
-};
-
-// Offsets of the fp16 scales inside a block; every other byte is a free code byte.
-struct ScaleFields {
-  int d, dmin;  // -1: absent
-};
-ScaleFields scale_fields(GgmlType type) {
-  switch (type) {
-    case GgmlType::Q8_0:
-    case GgmlType::Q4_0:
-      return {0, -1};
-    case GgmlType::Q4_K:
-    case GgmlType::Q5_K:
-      return {0, 2};
-    case GgmlType::Q6_K:
-      return {static_cast<int>(offsetof(BlockQ6_K, d)), -1};
-    default:
-      return {-1, -1};
-  }
-}
-
-TestWeights make_weights(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
-  const auto& tr = ggml_traits(type);
-  const bool blocks = tr.block_elems > 1;
-  // Keep element alignment for plain types (ref reads them through typed pointers).
-  const size_t pad = blocks ? 7 : static_cast<size_t>(tr.block_bytes) * 3;
-  const size_t offset = blocks ? 1 : static_cast<size_t>(tr.block_bytes);
-  TestWeights w{type, rows, cols, ggml_row_bytes(type, cols) + pad, {}, offset};
-  w.storage.assign(offset + rows * w.row_bytes, 0xA5);
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 0.1f);
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<float> log_scale(-10.0f, -6.0f);
-  for (int64_t r = 0; r < rows; ++r) {
-    uint8_t* p = w.storage.data() + offset + r * w.row_bytes;
-    if (!blocks) {
-      for (int64_t c = 0; c < cols; ++c) {
-        const float v = normal(rng);
-        const uint16_t h = type == GgmlType::F16 ? float_to_fp16(v) : float_to_bf16(v);
-        if (type == GgmlType::F32)
-          std::memcpy(p + 4 * c, &v, 4);
-        else
-          std::memcpy(p + 2 * c, &h, 2);
-      }
-      continue;
-    }
-    // Random bytes are valid codes and scales for every block format; only the fp16
-    // super-scales get sane magnitudes (and random signs, which the formats allow).
-    const size_t bytes = ggml_row_bytes(type, cols);
-    for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(byte(rng));
-    const ScaleFields f = scale_fields(type);
-    for (size_t b = 0; b < bytes / tr.block_bytes; ++b) {
-      for (int at : {f.d, f.dmin}) {
-        if (at < 0) continue;
-        const float s = std::exp2(log_scale(rng)) * (byte(rng) & 1 ? -1.0f : 1.0f);
-        const uint16_t h = float_to_fp16(s);
-        std::memcpy(p + b * tr.block_bytes + at, &h, 2);
-      }
-    }
-  }
-  return w;
-}
+using namespace duet::cpu::test;
 
 std::vector<float> decode(const TestWeights& w) {
   std::vector<float> out(static_cast<size_t>(w.rows * w.cols));
@@ -335,157 +250,6 @@ INSTANTIATE_TEST_SUITE_P(AllPaths, CpuMatmul, ::testing::ValuesIn(all_matmul_cas
                                   ggml_type_name(info.param.type);
                          });
 
-// Matmuls of one input together (Q/K/V, gate/up) give the bits of separate matmuls: when
-// they run as one job (all packed, one activation format: Q4_K with Q6_K), and when they
-// fall back to one after another (formats differ, or a matrix is not packed).
-TEST(CpuMatmulSameInput, EqualsSeparateMatmuls) {
-  for (CpuIsa isa : kAllIsas) {
-    if (!cpu_isa_supported(isa)) continue;
-    const CpuKernels& k = cpu_kernels(isa);
-    const int64_t cols = 512;
-    struct Mat {
-      GgmlType type;
-      int64_t rows;
-      bool packed;
-    };
-    const std::vector<std::vector<Mat>> sets = {
-        {{GgmlType::Q4_K, 37, true}, {GgmlType::Q4_K, 20, true}, {GgmlType::Q6_K, 50, true}},
-        {{GgmlType::Q4_K, 33, true}, {GgmlType::Q4_K, 33, true}},
-        {{GgmlType::Q8_0, 40, true}, {GgmlType::Q4_K, 17, true}},
-        {{GgmlType::Q4_K, 16, true}, {GgmlType::Q6_K, 21, false}}};
-    ThreadPool pool(3);
-    uint32_t seed = 1;
-    for (const auto& set : sets) {
-      std::vector<TestWeights> ws;
-      std::vector<std::unique_ptr<PackedWeights>> packs;
-      for (const Mat& m : set) {
-        ws.push_back(make_weights(m.type, m.rows, cols, seed++));
-        packs.push_back(m.packed ? pack_for_kernels(k, m.type, ws.back().data(), m.rows, cols, ws.back().row_bytes)
-                                 : nullptr);
-      }
-      for (int64_t T : {1, 3, 8, 19}) {
-        SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " set of " + std::to_string(set.size()) + " T=" +
-                     std::to_string(T));
-        const std::vector<float> x = random_activations(static_cast<size_t>(T * cols), seed++);
-        std::vector<std::vector<float>> together(set.size()), apart(set.size());
-        std::vector<MatmulArgs> args;
-        for (size_t i = 0; i < set.size(); ++i) {
-          together[i].assign(static_cast<size_t>(T * set[i].rows), NAN);
-          apart[i].assign(together[i].size(), NAN);
-          args.push_back({set[i].type, ws[i].data(), set[i].rows, cols, ws[i].row_bytes, x.data(), T,
-                          together[i].data(), packs[i].get()});
-        }
-        MatmulScratch scratch;
-        matmul_same_input(k, pool, scratch, args);
-        for (size_t i = 0; i < set.size(); ++i) {
-          MatmulArgs one = args[i];
-          one.y = apart[i].data();
-          matmul(k, pool, scratch, one);
-          ASSERT_EQ(together[i], apart[i]) << "matrix " << i;
-        }
-      }
-    }
-  }
-}
-
-// The fused gate/up/SwiGLU gives the bits of the two matmuls followed by the path's SwiGLU
-// when it applies (both packed, one activation format, T ≤ 8; a last group of fewer than 16
-// rows), and otherwise reports that it did not run, leaving the output alone.
-TEST(CpuMatmulSwiglu, EqualsMatmulsThenSwiglu) {
-  for (CpuIsa isa : kAllIsas) {
-    if (!cpu_isa_supported(isa)) continue;
-    const CpuKernels& k = cpu_kernels(isa);
-    const int64_t cols = 512;
-    struct Pair {
-      GgmlType gate, up;
-      int64_t rows;
-      bool packed;
-    };
-    const std::vector<Pair> pairs = {{GgmlType::Q4_K, GgmlType::Q4_K, 48, true},
-                                     {GgmlType::Q4_K, GgmlType::Q4_K, 40, true},
-                                     {GgmlType::Q4_K, GgmlType::Q6_K, 32, true},
-                                     {GgmlType::Q6_K, GgmlType::Q6_K, 24, true},
-                                     {GgmlType::Q8_0, GgmlType::Q8_0, 56, true},
-                                     {GgmlType::BF16, GgmlType::BF16, 32, true},
-                                     {GgmlType::Q8_0, GgmlType::Q4_K, 32, true},
-                                     {GgmlType::Q4_K, GgmlType::Q4_K, 32, false}};
-    ThreadPool pool(3);
-    uint32_t seed = 100;
-    for (const Pair& p : pairs) {
-      const TestWeights wg = make_weights(p.gate, p.rows, cols, seed++);
-      const TestWeights wu = make_weights(p.up, p.rows, cols, seed++);
-      const auto pg = p.packed ? pack_for_kernels(k, p.gate, wg.data(), p.rows, cols, wg.row_bytes) : nullptr;
-      const auto pu = p.packed ? pack_for_kernels(k, p.up, wu.data(), p.rows, cols, wu.row_bytes) : nullptr;
-      const bool fusable = pg != nullptr && pu != nullptr &&
-                           matmul_act_format(k, p.gate) == matmul_act_format(k, p.up);
-      for (int64_t T : {1, 3, 8, 9}) {
-        SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " " + ggml_type_name(p.gate) + "/" +
-                     ggml_type_name(p.up) + " rows " + std::to_string(p.rows) + " T=" + std::to_string(T));
-        const std::vector<float> x = random_activations(static_cast<size_t>(T * cols), seed++);
-        const size_t n = static_cast<size_t>(T * p.rows);
-        std::vector<float> fused(n, NAN), gate(n, NAN), up(n, NAN);
-        const MatmulArgs ga{p.gate, wg.data(), p.rows, cols, wg.row_bytes, x.data(), T, gate.data(), pg.get()};
-        const MatmulArgs ua{p.up, wu.data(), p.rows, cols, wu.row_bytes, x.data(), T, up.data(), pu.get()};
-        MatmulScratch scratch;
-        const bool ran = matmul_swiglu(k, pool, scratch, ga, ua, fused.data());
-        ASSERT_EQ(ran, fusable && T <= kPackedTileTokens);
-        const MatmulArgs both[] = {ga, ua};
-        matmul_same_input(k, pool, scratch, both);
-        k.swiglu(gate.data(), up.data(), static_cast<int64_t>(n), gate.data());
-        if (ran) {
-          ASSERT_EQ(fused, gate);
-        } else {
-          for (float v : fused) ASSERT_TRUE(std::isnan(v)) << "wrote its output without running";
-        }
-      }
-    }
-  }
-}
-
-// A matmul whose input came split by columns converts it by column chunks and gets the bits
-// of the token split, for every activation format (a last chunk shorter than 256 columns
-// for the 32-column formats), packed or not, and for token counts on both sides of the
-// decode-sized range.
-TEST(CpuMatmulXByColumns, SameBitsAsTheTokenSplit) {
-  for (CpuIsa isa : kAllIsas) {
-    if (!cpu_isa_supported(isa)) continue;
-    const CpuKernels& k = cpu_kernels(isa);
-    ThreadPool pool(2);
-    uint32_t seed = 300;
-    for (GgmlType type : {GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::BF16,
-                          GgmlType::F32}) {
-      const int64_t rows = 40;
-      for (int64_t cols : {768, 544}) {
-        if (ggml_traits(type).block_elems == 256 && cols % 256 != 0) continue;
-        const TestWeights w = make_weights(type, rows, cols, seed++);
-        const auto packed = pack_for_kernels(k, type, w.data(), rows, cols, w.row_bytes);
-        for (bool use_packed : {false, true}) {
-          if (use_packed && packed == nullptr) continue;
-          for (int64_t T : {1, 2, 5, 8, 9}) {
-            SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " " + ggml_type_name(type) + " cols " +
-                         std::to_string(cols) + (use_packed ? " packed" : "") + " T=" + std::to_string(T));
-            const std::vector<float> x = random_activations(static_cast<size_t>(T * cols), seed++);
-            std::vector<float> by_tokens(static_cast<size_t>(T * rows), NAN), by_columns(by_tokens);
-            MatmulArgs a{type, w.data(), rows, cols, w.row_bytes, x.data(), T, by_tokens.data(),
-                         use_packed ? packed.get() : nullptr};
-            // Each call's converted rows start from garbage, so a field the column split
-            // left unwritten cannot pass for one the token split wrote.
-            MatmulScratch scratch;
-            constexpr size_t kPoison = size_t{1} << 16;
-            std::memset(scratch.get(kPoison), 0x5A, kPoison);
-            matmul(k, pool, scratch, a);
-            std::memset(scratch.get(kPoison), 0xA5, kPoison);
-            a.y = by_columns.data();
-            a.x_by_columns = true;
-            matmul(k, pool, scratch, a);
-            ASSERT_EQ(by_columns, by_tokens);
-          }
-        }
-      }
-    }
-  }
-}
-
 // ---- activation conversion ----
 
 class CpuIsaTest : public ::testing::TestWithParam<CpuIsa> {
@@ -549,14 +313,6 @@ TEST_P(CpuIsaTest, Bf16ConversionRoundsToNearestEven) {
 }
 
 // ---- element-wise ops, through the backend (which splits large calls over the pool) ----
-
-std::vector<float> random_uniform(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
 
 // The fast RMSNorm does ref's operations except for the order of the double sum of squares,
 // which moves 1/rms by a few 2^-53 and can flip the rounding of float(x·inv) by one ulp;
@@ -758,33 +514,6 @@ TEST_P(CpuIsaTest, QkNormRopeEqualsNormsThenRotations) {
       EXPECT_EQ(q_got, q_want);
       EXPECT_EQ(k_got, k_want);
     }
-  }
-}
-
-// The backend's feed-forward call gives the bits of its steps (gate and up, SwiGLU, down)
-// when the decode-sized fusion runs and when a prompt-sized step takes the steps.
-TEST_P(CpuIsaTest, FeedForwardEqualsItsSteps) {
-  ThreadPool pool(2);
-  auto be = make_cpu_backend(pool, GetParam());
-  const int64_t d_model = 512, d_ff = 768;
-  const TestWeights tg = make_weights(GgmlType::Q4_K, d_ff, d_model, 41);
-  const TestWeights tu = make_weights(GgmlType::Q4_K, d_ff, d_model, 42);
-  const TestWeights td = make_weights(GgmlType::Q6_K, d_model, d_ff, 43);
-  const WeightMatrix gate{"gate", GgmlType::Q4_K, d_ff, d_model, tg.row_bytes, tg.data()};
-  const WeightMatrix up{"up", GgmlType::Q4_K, d_ff, d_model, tu.row_bytes, tu.data()};
-  const WeightMatrix down{"down", GgmlType::Q6_K, d_model, d_ff, td.row_bytes, td.data()};
-  for (const WeightMatrix* w : {&gate, &up, &down}) be->prepare_weights(*w);
-  for (int64_t T : {1, 3, 8, 12}) {
-    SCOPED_TRACE("T " + std::to_string(T));
-    const std::vector<float> x = random_activations(static_cast<size_t>(T * d_model), 50 + static_cast<uint32_t>(T));
-    std::vector<float> g(static_cast<size_t>(T * d_ff)), u(g.size()), want(x.size()), got(x);
-    const WeightMatrix* ws[] = {&gate, &up};
-    float* const ys[] = {g.data(), u.data()};
-    be->matmul_same_input(ws, x.data(), T, ys);
-    be->swiglu(g.data(), u.data(), T * d_ff, g.data());
-    be->matmul(down, g.data(), T, want.data());
-    be->feed_forward(gate, up, down, got.data(), T, got.data(), g.data(), u.data());  // out = x
-    EXPECT_EQ(got, want);
   }
 }
 

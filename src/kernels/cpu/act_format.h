@@ -42,9 +42,9 @@ enum class ActFormat { kF32, kBf16, kQ8x32, kQ8x256 };
 struct Q8x256Offsets {
   size_t d, bsums, s32, sums32, q6_start;
 };
-static inline Q8x256Offsets q8x256_offsets(int64_t cols) {
+static constexpr Q8x256Offsets q8x256_offsets(int64_t cols) {
   const size_t c = static_cast<size_t>(cols);
-  Q8x256Offsets o;
+  Q8x256Offsets o{};
   o.d = c;
   o.bsums = o.d + (c / 256) * 4;
   o.s32 = o.bsums + (c / 16) * 2;
@@ -53,9 +53,9 @@ static inline Q8x256Offsets q8x256_offsets(int64_t cols) {
   return o;
 }
 
-static inline size_t act_round64(size_t n) { return (n + 63) / 64 * 64; }
+static constexpr size_t act_round64(size_t n) { return (n + 63) / 64 * 64; }
 
-static inline size_t act_row_bytes(ActFormat f, int64_t cols) {
+static constexpr size_t act_row_bytes(ActFormat f, int64_t cols) {
   const size_t c = static_cast<size_t>(cols);
   switch (f) {
     case ActFormat::kF32:

@@ -124,56 +124,65 @@ bool reads_packed(const WeightKernels& wk, const MatmulArgs& a) {
 
 // Columns of a chunk that convert_columns handles: whole blocks of every format.
 constexpr int64_t kConvertChunk = 256;
+// A chunk converted as a row of its own fits this buffer in every format.
+constexpr size_t kChunkRowBytes = 512;
+static_assert(act_row_bytes(ActFormat::kQ8x256, kConvertChunk) <= kChunkRowBytes &&
+              act_row_bytes(ActFormat::kQ8x32, kConvertChunk) <= kChunkRowBytes);
 
 // Converts columns [c0, c1) of one row (c0 a multiple of kConvertChunk, c1 − c0 ≤ it and a
 // whole number of the format's blocks) into their places in the converted row `out`:
 // the piece is converted as a row of its own and its fields copied over, which gives the
 // bytes of converting the whole row, as every field belongs to one block.
-void convert_columns(ConvertRowFn convert, ActFormat act, const float* x, int64_t cols, int64_t c0, int64_t c1,
-                     uint8_t* out) {
-  const int64_t w = c1 - c0;
+void convert_columns(ConvertRowFn convert, ActFormat act, const float* x, int64_t cols, int64_t c0,
+                     int64_t c1, uint8_t* out) {
+  const int64_t width = c1 - c0;
   if (act == ActFormat::kBf16) {
-    convert(x + c0, w, out + 2 * c0);
+    convert(x + c0, width, out + 2 * c0);
     return;
   }
-  alignas(64) uint8_t piece[2 * kConvertChunk];
-  assert(act_row_bytes(act, w) <= sizeof piece);
-  convert(x + c0, w, piece);
-  std::memcpy(out + c0, piece, static_cast<size_t>(w));  // the codes
-  if (act == ActFormat::kQ8x32) {  // d and s per 32 columns
-    const size_t n = static_cast<size_t>(w / 32) * 4, at = static_cast<size_t>(c0 / 32) * 4;
-    std::memcpy(out + cols + at, piece + w, n);
-    std::memcpy(out + cols + (cols / 32) * 4 + at, piece + w + n, n);
+  alignas(64) uint8_t piece[kChunkRowBytes];
+  convert(x + c0, width, piece);
+  std::memcpy(out + c0, piece, static_cast<size_t>(width));  // the codes
+  if (act == ActFormat::kQ8x32) {
+    // d, then s: one float each per 32 columns.
+    const size_t n = static_cast<size_t>(width / 32) * 4, at = static_cast<size_t>(c0 / 32) * 4;
+    std::memcpy(out + cols + at, piece + width, n);
+    std::memcpy(out + cols + (cols / 32) * 4 + at, piece + width + n, n);
     return;
   }
-  const Q8x256Offsets o = q8x256_offsets(cols), p = q8x256_offsets(w);
-  std::memcpy(out + o.d + c0 / 256 * 4, piece + p.d, static_cast<size_t>(w / 256) * 4);
-  std::memcpy(out + o.bsums + c0 / 16 * 2, piece + p.bsums, static_cast<size_t>(w / 16) * 2);
-  std::memcpy(out + o.s32 + c0 / 32 * 4, piece + p.s32, static_cast<size_t>(w / 32) * 4);
-  std::memcpy(out + o.sums32 + c0 / 32 * 2, piece + p.sums32, static_cast<size_t>(w / 32) * 2);
-  std::memcpy(out + o.q6_start + c0 / 16 * 4, piece + p.q6_start, static_cast<size_t>(w / 16) * 4);
+  const Q8x256Offsets o = q8x256_offsets(cols), p = q8x256_offsets(width);
+  std::memcpy(out + o.d + c0 / 256 * 4, piece + p.d, static_cast<size_t>(width / 256) * 4);
+  std::memcpy(out + o.bsums + c0 / 16 * 2, piece + p.bsums, static_cast<size_t>(width / 16) * 2);
+  std::memcpy(out + o.s32 + c0 / 32 * 4, piece + p.s32, static_cast<size_t>(width / 32) * 4);
+  std::memcpy(out + o.sums32 + c0 / 32 * 2, piece + p.sums32, static_cast<size_t>(width / 32) * 2);
+  std::memcpy(out + o.q6_start + c0 / 16 * 4, piece + p.q6_start,
+              static_cast<size_t>(width / 16) * 4);
 }
 
 // x converted once into the rows the kernels read (in parallel over tokens, or for
-// x_by_columns over column chunks); float input is read as it is. Sets *xs to the converted
+// x_in_column_ranges over column chunks); float input is read as it is. Sets *xs to the converted
 // row stride.
-const uint8_t* convert_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, ActFormat act,
-                             const float* x, int64_t T, int64_t cols, bool x_by_columns, size_t* xs) {
+const uint8_t* convert_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch,
+                             ActFormat act, const float* x, int64_t T, int64_t cols,
+                             bool x_in_column_ranges, size_t* xs) {
   if (act == ActFormat::kF32) {
     *xs = static_cast<size_t>(cols) * 4;
     return reinterpret_cast<const uint8_t*>(x);
   }
   *xs = act_row_bytes(act, cols);
   uint8_t* buf = scratch.get(*xs * static_cast<size_t>(T));
-  if (x_by_columns && T >= 2 && T <= kPackedTileTokens) {
+  // One token keeps its conversion on the calling thread, with no job (not measured split).
+  if (x_in_column_ranges && T >= 2 && T <= kPackedTileTokens) {
     // Measured against the token split, alternating every step (Q4_K_M 0.6B, two threads,
     // the down projection after matmul_swiglu): eight sequences +1.3-2.1 % when the threads
-    // sit on two dies, +0.1-2.2 % on one.
+    // sit on two dies, +0.1-2.2 % on one. A chunk's scales and sums share cache lines with
+    // the next chunk's, which the other thread may write; that is in the numbers.
     const ConvertRowFn convert = k.converter(act);
     const size_t stride = *xs;
     pool.parallel_for_ranges(ceil_div(cols, kConvertChunk), [&](int64_t chunk, int) {
       const int64_t c0 = chunk * kConvertChunk, c1 = std::min(cols, c0 + kConvertChunk);
-      for (int64_t t = 0; t < T; ++t) convert_columns(convert, act, x + t * cols, cols, c0, c1, buf + t * stride);
+      for (int64_t t = 0; t < T; ++t)
+        convert_columns(convert, act, x + t * cols, cols, c0, c1, buf + t * stride);
     });
     return buf;
   }
@@ -189,6 +198,17 @@ const uint8_t* convert_input(const CpuKernels& k, ThreadPool& pool, MatmulScratc
 
 }  // namespace
 
+void convert_activations_by_column_chunks(const CpuKernels& k, ActFormat format, const float* x,
+                                          int64_t n_tokens, int64_t cols, uint8_t* out) {
+  const ConvertRowFn convert = k.converter(format);
+  assert(convert != nullptr);
+  const size_t stride = act_row_bytes(format, cols);
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int64_t c0 = 0; c0 < cols; c0 += kConvertChunk)
+      convert_columns(convert, format, x + t * cols, cols, c0, std::min(cols, c0 + kConvertChunk),
+                      out + t * stride);
+}
+
 void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& a) {
   const WeightKernels* wk = k.for_type(a.type);
   assert(wk != nullptr && wk->tile != nullptr);
@@ -197,7 +217,8 @@ void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const
 
   // 1. Activations, converted once.
   size_t xs = 0;
-  const uint8_t* xa = convert_input(k, pool, scratch, wk->act, a.x, T, cols, a.x_by_columns, &xs);
+  const uint8_t* xa =
+      convert_input(k, pool, scratch, wk->act, a.x, T, cols, a.x_in_column_ranges, &xs);
 
   if (reads_packed(*wk, a)) {
     const PackedPlan plan = plan_packed(a, pool.size());
@@ -260,7 +281,8 @@ void matmul_same_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scr
     return;
   }
   size_t xs = 0;
-  const uint8_t* xa = convert_input(k, pool, scratch, act, first.x, first.n_tokens, first.cols, false, &xs);
+  const uint8_t* xa =
+      convert_input(k, pool, scratch, act, first.x, first.n_tokens, first.cols, false, &xs);
   // Every matrix's tasks in one job: the threads stay busy across the matrices' ends.
   PackedPlan plans[kMax];
   int64_t first_task[kMax + 1] = {0};
@@ -276,38 +298,41 @@ void matmul_same_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scr
   });
 }
 
-bool matmul_swiglu(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& gate,
-                   const MatmulArgs& up, float* out) {
+bool matmul_swiglu(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch,
+                   const MatmulArgs& gate, const MatmulArgs& up, float* out) {
   const WeightKernels* wg = k.for_type(gate.type);
   const WeightKernels* wu = k.for_type(up.type);
   const int64_t T = gate.n_tokens, rows = gate.rows, cols = gate.cols;
-  if (wg == nullptr || wu == nullptr || !reads_packed(*wg, gate) || !reads_packed(*wu, up) || wg->act != wu->act ||
-      gate.x != up.x || up.n_tokens != T || up.rows != rows || up.cols != cols || T < 1 ||
-      T > kPackedTileTokens || rows < 1)
+  if (wg == nullptr || wu == nullptr || !reads_packed(*wg, gate) || !reads_packed(*wu, up) ||
+      wg->act != wu->act || gate.x != up.x || up.n_tokens != T || up.rows != rows ||
+      up.cols != cols || T < 1 || T > kPackedTileTokens || rows < 1)
     return false;
   size_t xs = 0;
-  const uint8_t* xa = convert_input(k, pool, scratch, wg->act, gate.x, T, cols, gate.x_by_columns, &xs);
+  const uint8_t* xa = convert_input(k, pool, scratch, wg->act, gate.x, T, cols, false, &xs);
   // In the threads' ranges like a decode matmul's groups: each thread streams one long run of
   // each matrix, and the gate and up values stay on the thread that computed them. Before,
   // a SwiGLU job split by tokens read half of each thread's gate/up lines, so the next
   // layer's stores to them had to take the lines back from the other core first: across
-  // dies that costs ~15 ns a line (measured: the same gate/up job ran 188-198 µs when its
-  // previous outputs had been read by the other thread, 164-174 µs when not). Against the
-  // gate/up job followed by the SwiGLU job, alternating every step (Q4_K_M 0.6B, two
-  // threads): eight sequences +2.6-3.5 % on two dies, +0.4-1.7 % on one; one sequence −1 to +3 %.
+  // dies that costs ~15 ns a line (in a harness the same gate/up job ran 182-202 µs when its
+  // previous outputs had been read by the other thread, 164-177 µs when not; docs/PERF.md). Against
+  // the gate/up job followed by the SwiGLU job, alternating every step (Q4_K_M 0.6B, two threads):
+  // eight sequences +2.6-3.5 % on two dies, +0.4-1.7 % on one; one sequence −1 to +3 %.
   pool.parallel_for_ranges(gate.packed->groups(), [&](int64_t g, int) {
     constexpr int kTile = kPackedTileTokens * kPackRows;
-    alignas(64) float gv[kTile], uv[kTile];
+    alignas(64) float gate_tile[kTile], up_tile[kTile];
     const int nrows = static_cast<int>(std::min<int64_t>(kPackRows, rows - g * kPackRows));
     if (nrows < kPackRows) {  // the tiles store only the real rows; keep the rest defined
-      std::fill(gv, gv + kTile, 0.0f);
-      std::fill(uv, uv + kTile, 0.0f);
+      std::fill(gate_tile, gate_tile + kTile, 0.0f);
+      std::fill(up_tile, up_tile + kTile, 0.0f);
     }
-    wg->packed_tile(gate.packed->group(g), cols, nrows, xa, xs, static_cast<int>(T), gv, kPackRows);
-    wu->packed_tile(up.packed->group(g), cols, nrows, xa, xs, static_cast<int>(T), uv, kPackRows);
-    k.swiglu(gv, uv, T * kPackRows, gv);
+    wg->packed_tile(gate.packed->group(g), cols, nrows, xa, xs, static_cast<int>(T), gate_tile,
+                    kPackRows);
+    wu->packed_tile(up.packed->group(g), cols, nrows, xa, xs, static_cast<int>(T), up_tile,
+                    kPackRows);
+    k.swiglu(gate_tile, up_tile, T * kPackRows, gate_tile);
     for (int64_t t = 0; t < T; ++t)
-      std::memcpy(out + t * rows + g * kPackRows, gv + t * kPackRows, static_cast<size_t>(nrows) * sizeof(float));
+      std::memcpy(out + t * rows + g * kPackRows, gate_tile + t * kPackRows,
+                  static_cast<size_t>(nrows) * sizeof(float));
   });
   return true;
 }

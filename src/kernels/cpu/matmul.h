@@ -35,11 +35,14 @@ struct MatmulArgs {
   // The same matrix packed for this path (pack_for_kernels), or nullptr: then the stored
   // rows are read directly.
   const PackedWeights* packed = nullptr;
-  // x was written by a decode-sized job split by columns in per-thread ranges (the out of
-  // matmul_swiglu): a call of 2..kPackedTileTokens tokens then converts it in 256-column
-  // chunks in the same ranges, so each thread converts the columns it wrote, and the other
-  // thread reads them as 8-bit codes instead of floats. Same results either way.
-  bool x_by_columns = false;
+  // x was written by a decode-sized job split by columns in per-thread ranges (the output
+  // of matmul_swiglu): a call of 2..kPackedTileTokens tokens then converts x in 256-column
+  // chunks, also in per-thread ranges, so that each thread mostly converts columns it wrote
+  // and the others read converted rows (a quarter of the bytes for 8-bit codes) instead of
+  // floats. The two splits meet where the thread count divides cols / 256 (two threads and
+  // Qwen3's widths; measured only with two), apart from the groups that threads steal.
+  // Same results either way; matmul_same_input and matmul_swiglu convert by tokens.
+  bool x_in_column_ranges = false;
 };
 
 // Reusable 64-byte-aligned memory for the converted activations.
@@ -69,27 +72,34 @@ std::unique_ptr<PackedWeights> pack_for_kernels(const CpuKernels& k, GgmlType ty
 void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& a);
 
 // Up to four matmuls of the same input (Q, K and V; gate and up): when all are packed and
-// read the same activation format, the input is converted once and all their tasks run as
-// one job; otherwise one matmul after another. Same results as separate matmul calls.
+// read the same activation format, the input is converted once (by tokens: their
+// x_in_column_ranges is not read) and all their tasks run as one job; otherwise one matmul
+// after another. Same results as separate matmul calls.
 void matmul_same_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch,
                        std::span<const MatmulArgs> args);
 
 // The feed-forward's gate and up projections with SwiGLU applied:
 //   out[T × rows] = silu(x · gateᵀ) ⊙ (x · upᵀ),
 // the values matmul_same_input then k.swiglu over the rows give (bit for bit where rows is a
-// multiple of 8: the AVX2 SwiGLU rounds a shorter tail differently). It fuses only a step
+// multiple of 8: the AVX2 SwiGLU rounds a shorter tail differently). x is converted by
+// tokens (x_in_column_ranges is not read). It fuses only a step
 // of few tokens (T ≤ kPackedTileTokens) whose two matrices are packed, of one shape, and
 // read one activation format: then a task computes one 16-row group of each into a small
 // buffer on its own stack and stores SwiGLU of the two, so the gate and up values never go
 // through memory that the other threads read. Returns false, having done nothing, when it
 // does not apply (the caller then runs the two steps). gate.y and up.y are not used.
-bool matmul_swiglu(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const MatmulArgs& gate,
-                   const MatmulArgs& up, float* out);
+bool matmul_swiglu(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch,
+                   const MatmulArgs& gate, const MatmulArgs& up, float* out);
 
 // The activation rows a matmul of this type reads (exposed for tests): converts
 // n_tokens rows of x into `out` (n_tokens · act_row_bytes(format, cols) bytes).
 ActFormat matmul_act_format(const CpuKernels& k, GgmlType type);
 void convert_activations(const CpuKernels& k, ActFormat format, const float* x, int64_t n_tokens,
                          int64_t cols, uint8_t* out);
+// convert_activations cut as an x_in_column_ranges call cuts it: each row in 256-column
+// chunks, each chunk converted as a row of its own and its fields moved into place (exposed
+// for tests: the bytes must be convert_activations').
+void convert_activations_by_column_chunks(const CpuKernels& k, ActFormat format, const float* x,
+                                          int64_t n_tokens, int64_t cols, uint8_t* out);
 
 }  // namespace duet::cpu
