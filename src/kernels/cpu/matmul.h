@@ -81,13 +81,13 @@ void matmul_same_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scr
 // The feed-forward's gate and up projections with SwiGLU applied:
 //   out[T × rows] = silu(x · gateᵀ) ⊙ (x · upᵀ),
 // the values matmul_same_input then k.swiglu over the rows give (bit for bit where rows is a
-// multiple of 8: the AVX2 SwiGLU rounds a shorter tail differently). x is converted by
-// tokens (x_in_column_ranges is not read). It fuses only a step
-// of few tokens (T ≤ kPackedTileTokens) whose two matrices are packed, of one shape, and
-// read one activation format: then a task computes one 16-row group of each into a small
-// buffer on its own stack and stores SwiGLU of the two, so the gate and up values never go
-// through memory that the other threads read. Returns false, having done nothing, when it
-// does not apply (the caller then runs the two steps). gate.y and up.y are not used.
+// multiple of 8: the AVX2 SwiGLU rounds a shorter tail differently). It fuses only a step of
+// few tokens (T ≤ kPackedTileTokens) whose two matrices are packed, of one shape, and read
+// one activation format: then a task computes one 16-row group of each into a small buffer
+// on its own stack and stores SwiGLU of the two, so the gate and up values never go through
+// memory that the other threads read. x is converted by tokens (x_in_column_ranges is not
+// read). Returns false, having done nothing, when it does not apply (the caller then runs
+// the two steps). gate.y and up.y are not used.
 bool matmul_swiglu(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch,
                    const MatmulArgs& gate, const MatmulArgs& up, float* out);
 
