@@ -66,11 +66,12 @@ class CpuBackend final : public Backend {
   // A decode-sized step applies SwiGLU inside the gate/up job (cpu::matmul_swiglu), which
   // leaves each thread the columns it computed, and the down projection converts its input
   // in the same column ranges (x_in_column_ranges); anything else takes the default's steps.
+  // (matmul_swiglu itself declines gate and up matrices that were not packed, which covers
+  // types without fast kernels.)
   void feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
                     const float* x, int64_t n_tokens, float* out, float* gate_scratch,
                     float* up_scratch) override {
-    if (cpu::matmul_supports(gate.type) && cpu::matmul_supports(up.type) &&
-        cpu::matmul_supports(down.type) &&
+    if (cpu::matmul_supports(down.type) &&
         cpu::matmul_swiglu(k_, pool_, scratch_, args_for(gate, x, n_tokens, nullptr),
                            args_for(up, x, n_tokens, nullptr), gate_scratch)) {
       cpu::MatmulArgs down_args = args_for(down, gate_scratch, n_tokens, out);

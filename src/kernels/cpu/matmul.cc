@@ -160,8 +160,8 @@ void convert_columns(ConvertRowFn convert, ActFormat act, const float* x, int64_
 }
 
 // x converted once into the rows the kernels read (in parallel over tokens, or for
-// x_in_column_ranges over column chunks); float input is read as it is. Sets *xs to the converted
-// row stride.
+// x_in_column_ranges over column chunks); float input is read as it is. Sets *xs to the
+// converted row stride.
 const uint8_t* convert_input(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch,
                              ActFormat act, const float* x, int64_t T, int64_t cols,
                              bool x_in_column_ranges, size_t* xs) {
@@ -309,14 +309,15 @@ bool matmul_swiglu(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch
     return false;
   size_t xs = 0;
   const uint8_t* xa = convert_input(k, pool, scratch, wg->act, gate.x, T, cols, false, &xs);
-  // In the threads' ranges like a decode matmul's groups: each thread streams one long run of
-  // each matrix, and the gate and up values stay on the thread that computed them. Before,
-  // a SwiGLU job split by tokens read half of each thread's gate/up lines, so the next
-  // layer's stores to them had to take the lines back from the other core first: across
-  // dies that costs ~15 ns a line (in a harness the same gate/up job ran 182-202 µs when its
-  // previous outputs had been read by the other thread, 164-177 µs when not; docs/PERF.md). Against
-  // the gate/up job followed by the SwiGLU job, alternating every step (Q4_K_M 0.6B, two threads):
-  // eight sequences +2.6-3.5 % on two dies, +0.4-1.7 % on one; one sequence −1 to +3 %.
+  // In the threads' ranges like a decode matmul's groups: each thread streams one long run
+  // of each matrix, and the gate and up values stay on the thread that computed them.
+  // Before, a SwiGLU job split by tokens read half of each thread's gate/up lines, so the
+  // next layer's stores to them had to take the lines back from the other core first:
+  // across dies that costs ~15 ns a line (in a harness the same gate/up job ran 182-202 µs
+  // when its previous outputs had been read by the other thread, 164-177 µs when not;
+  // docs/PERF.md). Against the gate/up job followed by the SwiGLU job, alternating every
+  // step (Q4_K_M 0.6B, two threads): eight sequences +2.6-3.5 % on two dies, +0.4-1.7 % on
+  // one; one sequence −1 to +3 %.
   pool.parallel_for_ranges(gate.packed->groups(), [&](int64_t g, int) {
     constexpr int kTile = kPackedTileTokens * kPackRows;
     alignas(64) float gate_tile[kTile], up_tile[kTile];
