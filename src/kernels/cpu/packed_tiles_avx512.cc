@@ -181,7 +181,7 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   for (int t = 0; t < NT; ++t) a[t] = q8x256_row(x + t * xs, cols);
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
-  const __m512i nib = _mm512_set1_epi8(0x0F), top2 = _mm512_set1_epi8(0x30);
+  const __m512i nib = _mm512_set1_epi8(0x0F), six = _mm512_set1_epi8(0x3F);
   constexpr size_t kUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * 64;
   for (int64_t sb = 0; sb < cols / 256; ++sb) {
     const uint8_t* unit = group + sb * kUnit;
@@ -197,20 +197,19 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
     for (int u = 0; u < 8; ++u) {
       if constexpr (NT >= 4) prefetch_ahead<kUnit, 8, 2>(unit, u);
       const uint8_t* wu = unit + 320 + 384 * u;
-      const __m512i h0 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 256));
-      const __m512i h1 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 320));
+      // Words 0..3: one AND. Words 4..7: the low four bits from a nibble word, bits 4..5
+      // from bits 6..7 of word w − 4 shifted down by two (VPTERNLOG takes the nibble mask's
+      // ones from the first operand), then an AND clears what the 16-bit shifts carried in.
       __m512i codes[8];
+      const __m512i n0 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 256));
+      const __m512i n1 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 320));
+      const __m512i nibs[4] = {n0, _mm512_srli_epi16(n0, 4), n1, _mm512_srli_epi16(n1, 4)};
       for (int k = 0; k < 4; ++k) {
-        const __m512i v = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 64 * k));
-        codes[k] = _mm512_and_si512(v, nib);
-        codes[k + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
+        const __m512i full = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 64 * k));
+        codes[k] = _mm512_and_si512(full, six);
+        codes[k + 4] = _mm512_and_si512(
+            _mm512_ternarylogic_epi32(nibs[k], _mm512_srli_epi16(full, 2), nib, 0xE4), six);
       }
-      // Top bits of word 4a + i sit at bits 2i of high[a]; move them to bits 4..5.
-      const __m512i hs[2][4] = {
-          {_mm512_slli_epi16(h0, 4), _mm512_slli_epi16(h0, 2), h0, _mm512_srli_epi16(h0, 2)},
-          {_mm512_slli_epi16(h1, 4), _mm512_slli_epi16(h1, 2), h1, _mm512_srli_epi16(h1, 2)}};
-      for (int w = 0; w < 8; ++w)  // codes | (hs & 0x30)
-        codes[w] = _mm512_ternarylogic_epi32(codes[w], hs[w / 4][w % 4], top2, 0xF8);
       const __m512i sc_lo = _mm512_srai_epi32(_mm512_slli_epi32(pairs[u], 16), 16);
       const __m512i sc_hi = _mm512_srai_epi32(pairs[u], 16);
 #pragma GCC unroll 8

@@ -131,16 +131,20 @@ void pack_q6_k(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, i
         for (int k = 0; k < 16; ++k) sc[32 * (k / 2) + 2 * r + k % 2] = blk.scales[k];
         q6_k_codes(blk, q[r]);
       }
+      // Word w of unit u holds columns 32u + 4w … + 3. Words 0..3 keep their whole 6-bit
+      // code in bits 0..5 and the top two bits of word w + 4 in bits 6..7; words 4..7 keep
+      // their low four bits in the nibbles of two more words (see the header).
       for (int u = 0; u < 8; ++u) {
         uint8_t* words = unit + 320 + u * 6 * kWord;
-        put_nibble_words(q, 32 * u, words);
-        for (int a = 0; a < 2; ++a)
-          for (int r = 0; r < kPackRows; ++r)
-            for (int i = 0; i < 4; ++i) {
-              uint8_t h = 0;
-              for (int k = 0; k < 4; ++k) h |= static_cast<uint8_t>((q[r][32 * u + 4 * (4 * a + k) + i] >> 4) << (2 * k));
-              words[(4 + a) * kWord + 4 * r + i] = h;
-            }
+        for (int r = 0; r < kPackRows; ++r)
+          for (int i = 0; i < 4; ++i) {
+            const uint8_t* c = q[r] + 32 * u + i;  // c[4w]: word w's code for row r
+            for (int w = 0; w < 4; ++w)
+              words[w * kWord + 4 * r + i] = static_cast<uint8_t>(c[4 * w] | (c[4 * (w + 4)] >> 4) << 6);
+            for (int a = 0; a < 2; ++a)
+              words[(4 + a) * kWord + 4 * r + i] =
+                  static_cast<uint8_t>((c[4 * (4 + 2 * a)] & 0x0F) | (c[4 * (5 + 2 * a)] & 0x0F) << 4);
+          }
       }
     }
   }

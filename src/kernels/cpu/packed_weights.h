@@ -29,9 +29,13 @@
 // kQ6_Kx16 (from Q6_K): one 3392-byte unit per super-block of 256 columns:
 //   float  d[16]             super-scale of row r
 //   int8   sc[8][16][2]      scales of 16-column sub-blocks 2i and 2i+1 of row r, adjacent
-//   then per 32 columns u (0..7), 384 bytes:
-//   word   nib[4]            low 4 bits, words k and k + 4 as in kQ4_Kx16
-//   word   high[2]           top 2 bits: high[a] byte b holds word 4a + i's bits at 2i
+//   then per 32 columns u (0..7), 384 bytes, word w holding columns 32u + 4w … + 3:
+//   word   full[4]           full[w], byte b: word w's code in bits 0..5, the top two bits
+//                            of word w + 4's code in bits 6..7
+//   word   nib[2]            nib[a]: the low four bits of word 4 + 2a in the low nibbles,
+//                            of word 5 + 2a in the high nibbles
+//                            (so words 0..3 unpack with one AND, words 4..7 with four
+//                            instructions for each of two words)
 //
 // kBF16x16 (from BF16, cols a multiple of 32): one word per pair of columns (2p, 2p+1):
 //   lane r = the two bf16 values of row r, as VDPBF16PS pairs them.
