@@ -295,6 +295,15 @@ TEST_P(CpuIsaTest, ActivationQuantizersMatchScalarBytes) {
           ASSERT_EQ(r.sums32[j], sum) << "32-value sum " << j;
           ASSERT_EQ(r.s32[j], r.d[j / 8] * static_cast<float>(sum)) << "scaled 32-value sum " << j;
         }
+        for (int64_t b = 0; b < cols / 256; ++b) {
+          int most = 0;  // the largest Σ|a| of 16 values
+          for (int64_t j = 16 * b; j < 16 * b + 16; ++j) {
+            int abs_sum = 0;
+            for (int64_t c = 16 * j; c < 16 * j + 16; ++c) abs_sum += std::abs(static_cast<int>(r.qs[c]));
+            most = std::max(most, abs_sum);
+          }
+          ASSERT_EQ(r.fits16[b], most <= 1023 ? 1 : 0) << "fits16 of super-block " << b;
+        }
       }
     }
   }
@@ -519,6 +528,66 @@ TEST_P(CpuIsaTest, QkNormRopeEqualsNormsThenRotations) {
 
 INSTANTIATE_TEST_SUITE_P(AllPaths, CpuIsaTest, ::testing::ValuesIn(kAllIsas),
                          [](const auto& info) { return isa_param_name(info.param); });
+
+
+// The packed Q6_K tile scales two 16-column sums with one VPDPWSSD where every token's
+// activation row marks the super-block fits16, and with a VPMULLD each otherwise: the same
+// integers, so the same bits. Half the rows have every code 0 (−32 after the offset), and
+// some activation blocks are constant (every |a| = 127): there a 16-column sum reaches
+// 32·127·16 > 2^15, which the int16 halves cannot hold, so the converter must mark those
+// blocks 0 (checked: forcing the pairs there changes the result).
+TEST(CpuPackedQ6K, Int16PairsGiveTheBitsOfTheMultiplies) {
+  if (!cpu_isa_supported(CpuIsa::kAvx512)) GTEST_SKIP() << "CPU lacks AVX-512";
+  const CpuKernels& k = cpu_kernels(CpuIsa::kAvx512);
+  ASSERT_NE(k.q6_k.packed_tile, nullptr);
+  const int64_t rows = 37, cols = 1024, T = 8, nsb = cols / 256;
+  TestWeights w = make_weights(GgmlType::Q6_K, rows, cols, 5);
+  for (int64_t r = 0; r < rows; r += 2)
+    for (int64_t b = 0; b < nsb; ++b) {
+      uint8_t* blk = w.storage.data() + w.offset + r * w.row_bytes + b * sizeof(BlockQ6_K);
+      std::memset(blk + offsetof(BlockQ6_K, ql), 0, sizeof(BlockQ6_K::ql));
+      std::memset(blk + offsetof(BlockQ6_K, qh), 0, sizeof(BlockQ6_K::qh));
+    }
+  const auto packed = pack_for_kernels(k, GgmlType::Q6_K, w.data(), rows, cols, w.row_bytes);
+  ASSERT_NE(packed, nullptr);
+  // Super-block 3 is constant for every token, super-block 1 for token 5: so with up to
+  // five tokens three super-blocks take the pairs, with more two.
+  std::vector<float> x = random_activations(static_cast<size_t>(T * cols), 9);
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < nsb; ++b)
+      if (b == 3 || (b == 1 && t == 5)) std::fill_n(x.begin() + t * cols + b * 256, 256, 1.0f);
+  const size_t xs = act_row_bytes(ActFormat::kQ8x256, cols);
+  std::vector<uint8_t> buf(xs * T + 64);
+  uint8_t* xa = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  convert_activations(k, ActFormat::kQ8x256, x.data(), T, cols, xa);
+  auto set_fits16 = [&](int value) {  // −1: as converted
+    std::vector<uint8_t> rows_copy(xa, xa + xs * T);
+    for (int64_t t = 0; t < T && value >= 0; ++t)
+      std::memset(rows_copy.data() + t * xs + q8x256_offsets(cols).fits16, value, nsb);
+    return rows_copy;
+  };
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < nsb; ++b)
+      ASSERT_EQ(q8x256_row(xa + t * xs, cols).fits16[b], b == 3 || (b == 1 && t == 5) ? 0 : 1)
+          << "t=" << t << " super-block " << b;
+  std::vector<uint8_t> run_buf(xs * T + 64);
+  uint8_t* aligned = run_buf.data() + (64 - reinterpret_cast<uintptr_t>(run_buf.data()) % 64) % 64;
+  auto run = [&](const std::vector<uint8_t>& act, int nt) {
+    std::memcpy(aligned, act.data(), act.size());
+    std::vector<float> y(static_cast<size_t>(nt * rows), NAN);
+    for (int64_t g = 0; g < packed->groups(); ++g)
+      k.q6_k.packed_tile(packed->group(g), cols, static_cast<int>(std::min<int64_t>(16, rows - 16 * g)),
+                         aligned, xs, nt, y.data() + 16 * g, rows);
+    return y;
+  };
+  const std::vector<uint8_t> as_converted = set_fits16(-1), none = set_fits16(0), all = set_fits16(1);
+  for (int nt = 1; nt <= T; ++nt) {
+    SCOPED_TRACE("tokens " + std::to_string(nt));
+    const std::vector<float> multiplied = run(none, nt);
+    EXPECT_TRUE(same_bits(run(as_converted, nt), multiplied));
+    EXPECT_FALSE(same_bits(run(all, nt), multiplied)) << "the constant blocks do overflow int16";
+  }
+}
 
 }  // namespace
 }  // namespace duet::cpu

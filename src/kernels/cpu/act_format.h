@@ -18,6 +18,10 @@
 //     int32 q6_start[cols/16] −32 · bsums: the packed Q6_K tile starts a 16-value integer
 //                             dot product of codes 0..63 here, which takes out their −32
 //                             offset for free
+//     uint8 fits16[nb]        1 when every 16 values of super-block b have Σ|a_i| ≤ 1023,
+//                             else 0: a 16-value dot product with codes −32..31 then fits
+//                             int16 (|Σ| ≤ 32 · 1023 < 2^15), and the packed Q6_K tile
+//                             scales two such sums with one VPDPWSSD
 //   The fields after bsums follow from qs and d; fill_q8x256_sums writes them for every path.
 //
 //   kBf16   (for BF16 weights on the AVX512_BF16 path)  uint16 bf16[cols], round to nearest
@@ -40,7 +44,7 @@ enum class ActFormat { kF32, kBf16, kQ8x32, kQ8x256 };
 
 // Byte offsets of the kQ8x256 fields after qs (which starts the row).
 struct Q8x256Offsets {
-  size_t d, bsums, s32, sums32, q6_start;
+  size_t d, bsums, s32, sums32, q6_start, fits16;
 };
 static constexpr Q8x256Offsets q8x256_offsets(int64_t cols) {
   const size_t c = static_cast<size_t>(cols);
@@ -50,6 +54,7 @@ static constexpr Q8x256Offsets q8x256_offsets(int64_t cols) {
   o.s32 = o.bsums + (c / 16) * 2;
   o.sums32 = o.s32 + (c / 32) * 4;
   o.q6_start = o.sums32 + (c / 32) * 2;
+  o.fits16 = o.q6_start + (c / 16) * 4;
   return o;
 }
 
@@ -65,7 +70,7 @@ static constexpr size_t act_row_bytes(ActFormat f, int64_t cols) {
     case ActFormat::kQ8x32:
       return act_round64(c + (c / 32) * 8);
     case ActFormat::kQ8x256:
-      return act_round64(q8x256_offsets(cols).q6_start + (c / 16) * 4);
+      return act_round64(q8x256_offsets(cols).fits16 + c / 256);
   }
   return 0;
 }
@@ -83,6 +88,7 @@ struct Q8x256Row {
   const float* s32;
   const int16_t* sums32;
   const int32_t* q6_start;
+  const uint8_t* fits16;
 };
 
 static inline Q8x32Row q8x32_row(const uint8_t* base, int64_t cols) {
@@ -96,11 +102,12 @@ static inline Q8x256Row q8x256_row(const uint8_t* base, int64_t cols) {
           reinterpret_cast<const int16_t*>(base + o.bsums),
           reinterpret_cast<const float*>(base + o.s32),
           reinterpret_cast<const int16_t*>(base + o.sums32),
-          reinterpret_cast<const int32_t*>(base + o.q6_start)};
+          reinterpret_cast<const int32_t*>(base + o.q6_start),
+          base + o.fits16};
 }
 
-// Writes the fields of super-block b of a kQ8x256 row that follow from its d and bsums (the
-// converters write qs, d and bsums). Sums of ≤ 32 codes with |a| ≤ 127 fit int16.
+// Writes the fields of super-block b of a kQ8x256 row that follow from its qs, d and bsums
+// (the converters write those). Sums of ≤ 32 codes with |a| ≤ 127 fit int16.
 static inline void fill_q8x256_sums(uint8_t* base, int64_t cols, int64_t b) {
   const Q8x256Offsets o = q8x256_offsets(cols);
   const float d = reinterpret_cast<const float*>(base + o.d)[b];
@@ -114,6 +121,14 @@ static inline void fill_q8x256_sums(uint8_t* base, int64_t cols, int64_t b) {
     s32[j] = d * static_cast<float>(sum);
   }
   for (int j = 0; j < 16; ++j) q6_start[j] = -32 * bsums[j];
+  const int8_t* qs = reinterpret_cast<const int8_t*>(base) + b * 256;
+  bool fits = true;
+  for (int j = 0; j < 16; ++j) {
+    int abs_sum = 0;
+    for (int i = 0; i < 16; ++i) abs_sum += qs[16 * j + i] < 0 ? -qs[16 * j + i] : qs[16 * j + i];
+    fits = fits && abs_sum <= 1023;
+  }
+  base[o.fits16 + b] = fits ? 1 : 0;
 }
 
 }  // namespace duet::cpu

@@ -157,6 +157,7 @@ void convert_columns(ConvertRowFn convert, ActFormat act, const float* x, int64_
   std::memcpy(out + o.sums32 + c0 / 32 * 2, piece + p.sums32, static_cast<size_t>(width / 32) * 2);
   std::memcpy(out + o.q6_start + c0 / 16 * 4, piece + p.q6_start,
               static_cast<size_t>(width / 16) * 4);
+  std::memcpy(out + o.fits16 + c0 / 256, piece + p.fits16, static_cast<size_t>(width / 256));
 }
 
 // x converted once into the rows the kernels read (in parallel over tokens, or for

@@ -18,7 +18,9 @@
 // are integers too, Σ_j m_j·Σ32_j through VPDPWSSD of min pairs with the activation's
 // int16 32-value sums (four per super-block and token instead of eight FMAs), and Q6_K's
 // −32 offset is the start value of each 16-column dot product (the activation row's
-// q6_start = −32·Σ a), so it costs nothing.
+// q6_start = −32·Σ a), so it costs nothing. Where a super-block's 16-column sums fit int16
+// for every token (the activation rows' fits16), Q6_K scales two of them with one VPDPWSSD
+// instead of two VPMULLD (q6_k_scale_sums).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -174,6 +176,43 @@ void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   store_rows<NT>(acc, nrows, y, ldy);
 }
 
+// The two 16-column sub-blocks of 32 columns (codes[0..3], codes[4..7]) for every token:
+// their dot products (started at −32·Σa, which takes out the codes' offset) times the rows'
+// scales, added to total. scale_pair: int16 lanes (2r, 2r + 1) = the two scales of row r.
+// With kFits16 (every token's 16-value sums fit int16: the fits16 field of its activation
+// row) the two sums go into the halves of one int32 lane and one VPDPWSSD applies both
+// scales, where otherwise each takes a VPMULLD: one dual-pipe slot of ten less per 32
+// columns and token. Both give the same integers.
+template <int NT, bool kFits16>
+inline void q6_k_scale_sums(const __m512i (&codes)[8], __m512i scale_pair, const Q8x256Row (&a)[NT],
+                            int64_t col, int64_t sub_block, __m512i (&total)[NT]) {
+  __m512i sc_lo, sc_hi;
+  if constexpr (!kFits16) {
+    sc_lo = _mm512_srai_epi32(_mm512_slli_epi32(scale_pair, 16), 16);
+    sc_hi = _mm512_srai_epi32(scale_pair, 16);
+  }
+  const __m512i low_half = _mm512_set1_epi32(0xFFFF);
+#pragma GCC unroll 8
+  for (int t = 0; t < NT; ++t) {
+    const int8_t* q = a[t].qs + col;
+    const int32_t* start = a[t].q6_start + sub_block;
+    __m512i lo = dpbusd_word(_mm512_set1_epi32(start[0]), codes[0], q);
+    __m512i hi = dpbusd_word(_mm512_set1_epi32(start[1]), codes[4], q + 16);
+    for (int k = 1; k < 4; ++k) {
+      lo = dpbusd_word(lo, codes[k], q + 4 * k);
+      hi = dpbusd_word(hi, codes[k + 4], q + 16 + 4 * k);
+    }
+    if constexpr (kFits16) {
+      // lane = hi << 16 | (lo & 0xFFFF) (VPTERNLOG 0xD8: low_half's ones from lo).
+      const __m512i both = _mm512_ternarylogic_epi32(_mm512_slli_epi32(hi, 16), lo, low_half, 0xD8);
+      total[t] = _mm512_dpwssd_epi32(total[t], both, scale_pair);
+    } else {
+      total[t] = _mm512_add_epi32(total[t], _mm512_add_epi32(_mm512_mullo_epi32(lo, sc_lo),
+                                                              _mm512_mullo_epi32(hi, sc_hi)));
+    }
+  }
+}
+
 template <int NT>
 void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* x, size_t xs,
                   float* y, int64_t ldy) {
@@ -194,6 +233,8 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
           _mm256_load_si256(reinterpret_cast<const __m256i*>(unit + 64 + 32 * i)));
     __m512i total[NT];
     for (int t = 0; t < NT; ++t) total[t] = _mm512_setzero_si512();
+    bool fits16 = true;
+    for (int t = 0; t < NT; ++t) fits16 = fits16 && a[t].fits16[sb] != 0;
     for (int u = 0; u < 8; ++u) {
       if constexpr (NT >= 4) prefetch_ahead<kUnit, 8, 2>(unit, u);
       const uint8_t* wu = unit + 320 + 384 * u;
@@ -210,22 +251,10 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
         codes[k + 4] = _mm512_and_si512(
             _mm512_ternarylogic_epi32(nibs[k], _mm512_srli_epi16(full, 2), nib, 0xE4), six);
       }
-      const __m512i sc_lo = _mm512_srai_epi32(_mm512_slli_epi32(pairs[u], 16), 16);
-      const __m512i sc_hi = _mm512_srai_epi32(pairs[u], 16);
-#pragma GCC unroll 8
-      for (int t = 0; t < NT; ++t) {
-        const int8_t* q = a[t].qs + sb * 256 + 32 * u;
-        const int32_t* start = a[t].q6_start + sb * 16 + 2 * u;  // −32·Σ a: the codes' offset
-        __m512i lo = dpbusd_word(_mm512_set1_epi32(start[0]), codes[0], q);
-        __m512i hi =
-            dpbusd_word(_mm512_set1_epi32(start[1]), codes[4], q + 16);
-        for (int k = 1; k < 4; ++k) {
-          lo = dpbusd_word(lo, codes[k], q + 4 * k);
-          hi = dpbusd_word(hi, codes[k + 4], q + 16 + 4 * k);
-        }
-        total[t] = _mm512_add_epi32(total[t], _mm512_add_epi32(_mm512_mullo_epi32(lo, sc_lo),
-                                                                _mm512_mullo_epi32(hi, sc_hi)));
-      }
+      if (fits16)
+        q6_k_scale_sums<NT, true>(codes, pairs[u], a, sb * 256 + 32 * u, sb * 16 + 2 * u, total);
+      else
+        q6_k_scale_sums<NT, false>(codes, pairs[u], a, sb * 256 + 32 * u, sb * 16 + 2 * u, total);
     }
     finish_super_block<NT>(total, d, a, sb, acc);
   }
