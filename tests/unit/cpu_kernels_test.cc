@@ -268,6 +268,15 @@ TEST_P(CpuIsaTest, ActivationQuantizersMatchScalarBytes) {
     for (int64_t cols : {256, 768}) {
       std::vector<float> x = random_activations(3 * cols, static_cast<uint32_t>(cols));
       std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: d = 0, no NaN
+      // Row 1's first two super-blocks (d = 1: one code of 127) hold 16 codes with Σ|a| of
+      // 1023 and 1024, fits16's bound on either side.
+      for (int sb = 0; sb < 2 && cols >= 512; ++sb) {
+        float* xb = x.data() + cols + 256 * sb;
+        std::fill(xb, xb + 256, 0.0f);
+        xb[255] = 127.0f;
+        std::fill(xb, xb + 16, 64.0f);
+        xb[15] = sb == 0 ? -63.0f : -64.0f;
+      }
       const size_t stride = act_row_bytes(f, cols);
       std::vector<uint8_t> got(3 * stride, 0), want(3 * stride, 0);
       convert_activations(k, f, x.data(), 3, cols, got.data());
@@ -303,6 +312,9 @@ TEST_P(CpuIsaTest, ActivationQuantizersMatchScalarBytes) {
             most = std::max(most, abs_sum);
           }
           ASSERT_EQ(r.fits16[b], most <= 1023 ? 1 : 0) << "fits16 of super-block " << b;
+        }
+        if (t == 1 && cols >= 512) {
+          EXPECT_TRUE(r.fits16[0] == 1 && r.fits16[1] == 0) << "the bound's two sides";
         }
       }
     }

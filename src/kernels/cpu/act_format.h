@@ -106,9 +106,22 @@ static inline Q8x256Row q8x256_row(const uint8_t* base, int64_t cols) {
           base + o.fits16};
 }
 
-// Writes the fields of super-block b of a kQ8x256 row that follow from its qs, d and bsums
-// (the converters write those). Sums of ≤ 32 codes with |a| ≤ 127 fit int16.
-static inline void fill_q8x256_sums(uint8_t* base, int64_t cols, int64_t b) {
+// Whether the 256 codes of a super-block give fits16 = 1: every 16 of them have Σ|a| ≤ 1023.
+static constexpr int kFits16MaxAbsSum = 1023;
+static inline bool q8x256_fits16(const int8_t* codes) {
+  for (int j = 0; j < 16; ++j) {
+    int abs_sum = 0;
+    for (int i = 0; i < 16; ++i) abs_sum += codes[16 * j + i] < 0 ? -codes[16 * j + i] : codes[16 * j + i];
+    if (abs_sum > kFits16MaxAbsSum) return false;
+  }
+  return true;
+}
+
+// Writes the fields of super-block b of a kQ8x256 row that follow from its d and bsums (the
+// converters write qs, d and bsums, and tell fits16, which they can count from the codes
+// they hold in registers: q8x256_fits16 is its definition). Sums of ≤ 32 codes with
+// |a| ≤ 127 fit int16.
+static inline void fill_q8x256_sums(uint8_t* base, int64_t cols, int64_t b, bool fits16) {
   const Q8x256Offsets o = q8x256_offsets(cols);
   const float d = reinterpret_cast<const float*>(base + o.d)[b];
   const int16_t* bsums = reinterpret_cast<const int16_t*>(base + o.bsums) + b * 16;
@@ -121,14 +134,7 @@ static inline void fill_q8x256_sums(uint8_t* base, int64_t cols, int64_t b) {
     s32[j] = d * static_cast<float>(sum);
   }
   for (int j = 0; j < 16; ++j) q6_start[j] = -32 * bsums[j];
-  const int8_t* qs = reinterpret_cast<const int8_t*>(base) + b * 256;
-  bool fits = true;
-  for (int j = 0; j < 16; ++j) {
-    int abs_sum = 0;
-    for (int i = 0; i < 16; ++i) abs_sum += qs[16 * j + i] < 0 ? -qs[16 * j + i] : qs[16 * j + i];
-    fits = fits && abs_sum <= 1023;
-  }
-  base[o.fits16 + b] = fits ? 1 : 0;
+  base[o.fits16 + b] = fits16 ? 1 : 0;
 }
 
 }  // namespace duet::cpu

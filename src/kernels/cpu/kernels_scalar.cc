@@ -61,7 +61,7 @@ void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
       }
       bsums[b * 16 + j] = static_cast<int16_t>(sum);
     }
-    fill_q8x256_sums(out, cols, b);
+    fill_q8x256_sums(out, cols, b, q8x256_fits16(qs + b * 256));
   }
 }
 

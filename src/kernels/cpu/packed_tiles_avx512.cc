@@ -20,7 +20,7 @@
 // −32 offset is the start value of each 16-column dot product (the activation row's
 // q6_start = −32·Σ a), so it costs nothing. Where a super-block's 16-column sums fit int16
 // for every token (the activation rows' fits16), Q6_K scales two of them with one VPDPWSSD
-// instead of two VPMULLD (q6_k_scale_sums).
+// instead of two VPMULLD (q6_k_super_block).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -176,39 +176,63 @@ void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   store_rows<NT>(acc, nrows, y, ldy);
 }
 
-// The two 16-column sub-blocks of 32 columns (codes[0..3], codes[4..7]) for every token:
-// their dot products (started at −32·Σa, which takes out the codes' offset) times the rows'
-// scales, added to total. scale_pair: int16 lanes (2r, 2r + 1) = the two scales of row r.
-// With kFits16 (every token's 16-value sums fit int16: the fits16 field of its activation
-// row) the two sums go into the halves of one int32 lane and one VPDPWSSD applies both
-// scales, where otherwise each takes a VPMULLD: one dual-pipe slot of ten less per 32
-// columns and token. Both give the same integers.
+// One super-block (the unit at `unit`, columns from col) of a Q6_K ×16 tile: per 32
+// columns u, the codes unpacked once, then for every token the two 16-column sub-blocks'
+// dot products (started at −32·Σa, which takes out the codes' offset) times the rows'
+// scales, added to total. With kFits16 (every token's 16-value sums fit int16: the fits16
+// field of its activation row) the two sums go into the halves of one int32 lane and one
+// VPDPWSSD applies both scales, where otherwise each takes a VPMULLD: one dual-pipe slot
+// of ten less per 32 columns and token, the same integers. The choice is made once per
+// super-block and each case is one straight loop: with the branch inside the loop GCC
+// kept the codes on the stack and the step ran slower than without the pairs.
 template <int NT, bool kFits16>
-inline void q6_k_scale_sums(const __m512i (&codes)[8], __m512i scale_pair, const Q8x256Row (&a)[NT],
-                            int64_t col, int64_t sub_block, __m512i (&total)[NT]) {
-  __m512i sc_lo, sc_hi;
-  if constexpr (!kFits16) {
-    sc_lo = _mm512_srai_epi32(_mm512_slli_epi32(scale_pair, 16), 16);
-    sc_hi = _mm512_srai_epi32(scale_pair, 16);
-  }
+inline void q6_k_super_block(const uint8_t* unit, const Q8x256Row (&a)[NT], int64_t sb,
+                             __m512i (&total)[NT]) {
+  constexpr size_t kUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * 64;
+  const __m512i nib = _mm512_set1_epi8(0x0F), six = _mm512_set1_epi8(0x3F);
   const __m512i low_half = _mm512_set1_epi32(0xFFFF);
-#pragma GCC unroll 8
-  for (int t = 0; t < NT; ++t) {
-    const int8_t* q = a[t].qs + col;
-    const int32_t* start = a[t].q6_start + sub_block;
-    __m512i lo = dpbusd_word(_mm512_set1_epi32(start[0]), codes[0], q);
-    __m512i hi = dpbusd_word(_mm512_set1_epi32(start[1]), codes[4], q + 16);
-    for (int k = 1; k < 4; ++k) {
-      lo = dpbusd_word(lo, codes[k], q + 4 * k);
-      hi = dpbusd_word(hi, codes[k + 4], q + 16 + 4 * k);
+  for (int u = 0; u < 8; ++u) {
+    if constexpr (NT >= 4) prefetch_ahead<kUnit, 8, 2>(unit, u);
+    // int16 lanes (2r, 2r + 1) = the scales of sub-blocks 2u and 2u + 1 of row r.
+    const __m512i scale_pair = _mm512_cvtepi8_epi16(
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(unit + 64 + 32 * u)));
+    const uint8_t* wu = unit + 320 + 384 * u;
+    // Words 0..3: one AND. Words 4..7: the low four bits from a nibble word, bits 4..5
+    // from bits 6..7 of word w − 4 shifted down by two (VPTERNLOG takes the nibble mask's
+    // ones from the first operand), then an AND clears what the 16-bit shifts carried in.
+    __m512i codes[8];
+    const __m512i n0 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 256));
+    const __m512i n1 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 320));
+    const __m512i nibs[4] = {n0, _mm512_srli_epi16(n0, 4), n1, _mm512_srli_epi16(n1, 4)};
+    for (int k = 0; k < 4; ++k) {
+      const __m512i full = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 64 * k));
+      codes[k] = _mm512_and_si512(full, six);
+      codes[k + 4] = _mm512_and_si512(
+          _mm512_ternarylogic_epi32(nibs[k], _mm512_srli_epi16(full, 2), nib, 0xE4), six);
     }
-    if constexpr (kFits16) {
-      // lane = hi << 16 | (lo & 0xFFFF) (VPTERNLOG 0xD8: low_half's ones from lo).
-      const __m512i both = _mm512_ternarylogic_epi32(_mm512_slli_epi32(hi, 16), lo, low_half, 0xD8);
-      total[t] = _mm512_dpwssd_epi32(total[t], both, scale_pair);
-    } else {
-      total[t] = _mm512_add_epi32(total[t], _mm512_add_epi32(_mm512_mullo_epi32(lo, sc_lo),
-                                                              _mm512_mullo_epi32(hi, sc_hi)));
+    __m512i sc_lo, sc_hi;
+    if constexpr (!kFits16) {
+      sc_lo = _mm512_srai_epi32(_mm512_slli_epi32(scale_pair, 16), 16);
+      sc_hi = _mm512_srai_epi32(scale_pair, 16);
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; ++t) {
+      const int8_t* q = a[t].qs + sb * 256 + 32 * u;
+      const int32_t* start = a[t].q6_start + sb * 16 + 2 * u;
+      __m512i lo = dpbusd_word(_mm512_set1_epi32(start[0]), codes[0], q);
+      __m512i hi = dpbusd_word(_mm512_set1_epi32(start[1]), codes[4], q + 16);
+      for (int k = 1; k < 4; ++k) {
+        lo = dpbusd_word(lo, codes[k], q + 4 * k);
+        hi = dpbusd_word(hi, codes[k + 4], q + 16 + 4 * k);
+      }
+      if constexpr (kFits16) {
+        // lane = hi << 16 | (lo & 0xFFFF) (VPTERNLOG 0xD8: low_half's ones from lo).
+        const __m512i both = _mm512_ternarylogic_epi32(_mm512_slli_epi32(hi, 16), lo, low_half, 0xD8);
+        total[t] = _mm512_dpwssd_epi32(total[t], both, scale_pair);
+      } else {
+        total[t] = _mm512_add_epi32(total[t], _mm512_add_epi32(_mm512_mullo_epi32(lo, sc_lo),
+                                                                _mm512_mullo_epi32(hi, sc_hi)));
+      }
     }
   }
 }
@@ -220,42 +244,18 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   for (int t = 0; t < NT; ++t) a[t] = q8x256_row(x + t * xs, cols);
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
-  const __m512i nib = _mm512_set1_epi8(0x0F), six = _mm512_set1_epi8(0x3F);
   constexpr size_t kUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * 64;
   for (int64_t sb = 0; sb < cols / 256; ++sb) {
     const uint8_t* unit = group + sb * kUnit;
     const __m512 d = _mm512_load_ps(reinterpret_cast<const float*>(unit));
-    // pairs[i]: int16 lanes (2r, 2r+1) = scales of sub-blocks 2i, 2i+1 of row r (read
-    // before the codes, in address order, as in the Q4_K tile).
-    __m512i pairs[8];
-    for (int i = 0; i < 8; ++i)
-      pairs[i] = _mm512_cvtepi8_epi16(
-          _mm256_load_si256(reinterpret_cast<const __m256i*>(unit + 64 + 32 * i)));
     __m512i total[NT];
     for (int t = 0; t < NT; ++t) total[t] = _mm512_setzero_si512();
     bool fits16 = true;
     for (int t = 0; t < NT; ++t) fits16 = fits16 && a[t].fits16[sb] != 0;
-    for (int u = 0; u < 8; ++u) {
-      if constexpr (NT >= 4) prefetch_ahead<kUnit, 8, 2>(unit, u);
-      const uint8_t* wu = unit + 320 + 384 * u;
-      // Words 0..3: one AND. Words 4..7: the low four bits from a nibble word, bits 4..5
-      // from bits 6..7 of word w − 4 shifted down by two (VPTERNLOG takes the nibble mask's
-      // ones from the first operand), then an AND clears what the 16-bit shifts carried in.
-      __m512i codes[8];
-      const __m512i n0 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 256));
-      const __m512i n1 = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 320));
-      const __m512i nibs[4] = {n0, _mm512_srli_epi16(n0, 4), n1, _mm512_srli_epi16(n1, 4)};
-      for (int k = 0; k < 4; ++k) {
-        const __m512i full = _mm512_load_si512(reinterpret_cast<const __m512i*>(wu + 64 * k));
-        codes[k] = _mm512_and_si512(full, six);
-        codes[k + 4] = _mm512_and_si512(
-            _mm512_ternarylogic_epi32(nibs[k], _mm512_srli_epi16(full, 2), nib, 0xE4), six);
-      }
-      if (fits16)
-        q6_k_scale_sums<NT, true>(codes, pairs[u], a, sb * 256 + 32 * u, sb * 16 + 2 * u, total);
-      else
-        q6_k_scale_sums<NT, false>(codes, pairs[u], a, sb * 256 + 32 * u, sb * 16 + 2 * u, total);
-    }
+    if (fits16)
+      q6_k_super_block<NT, true>(unit, a, sb, total);
+    else
+      q6_k_super_block<NT, false>(unit, a, sb, total);
     finish_super_block<NT>(total, d, a, sb, acc);
   }
   store_rows<NT>(acc, nrows, y, ldy);

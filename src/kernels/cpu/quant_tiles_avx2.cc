@@ -9,6 +9,7 @@
 // so a super-block is summed in integers before one float step.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -100,7 +101,16 @@ void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
       bsums[b * 16 + 2 * j] = static_cast<int16_t>(halves[0]);
       bsums[b * 16 + 2 * j + 1] = static_cast<int16_t>(halves[1]);
     }
-    fill_q8x256_sums(out, cols, b);
+    // Σ|a| of each 16 codes: VPSADBW of the absolute codes adds eight bytes per qword.
+    __m256i most = _mm256_setzero_si256();
+    for (int i = 0; i < 8; ++i) {
+      const __m256i v = _mm256_abs_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + b * 256 + 32 * i)));
+      const __m256i sad = _mm256_sad_epu8(v, _mm256_setzero_si256());
+      most = _mm256_max_epi32(most, _mm256_add_epi64(sad, _mm256_shuffle_epi32(sad, 0x4E)));
+    }
+    alignas(32) int64_t largest[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(largest), most);
+    fill_q8x256_sums(out, cols, b, std::max(largest[0], largest[2]) <= kFits16MaxAbsSum);
   }
 }
 

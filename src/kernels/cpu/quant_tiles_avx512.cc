@@ -73,16 +73,20 @@ void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
                        _mm512_cvtsepi32_epi8(quantize16(_mm512_loadu_ps(xb + j * 16), id)));
     // Sums of 16 codes from the stored bytes: VPSADBW adds eight unsigned bytes, so the
     // codes are biased by +128 (8·128 per qword) and each 16 is two neighbouring qwords.
+    // The same on the absolute codes gives each 16's Σ|a|, for fits16.
+    __m512i most = _mm512_setzero_si512();
     for (int i = 0; i < 4; ++i) {
-      const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(qb + 64 * i), bias);
-      const __m512i sad = _mm512_sad_epu8(v, _mm512_setzero_si512());
+      const __m512i codes = _mm512_loadu_si512(qb + 64 * i);
+      const __m512i sad = _mm512_sad_epu8(_mm512_xor_si512(codes, bias), _mm512_setzero_si512());
       const __m512i pair = _mm512_add_epi64(sad, _mm512_shuffle_epi32(sad, _MM_PERM_BADC));
       alignas(64) int64_t q[8];
       _mm512_store_si512(q, pair);
       for (int k = 0; k < 4; ++k)
         bsums[b * 16 + 4 * i + k] = static_cast<int16_t>(q[2 * k] - 16 * 128);
+      const __m512i abs_sad = _mm512_sad_epu8(_mm512_abs_epi8(codes), _mm512_setzero_si512());
+      most = _mm512_max_epi64(most, _mm512_add_epi64(abs_sad, _mm512_shuffle_epi32(abs_sad, _MM_PERM_BADC)));
     }
-    fill_q8x256_sums(out, cols, b);
+    fill_q8x256_sums(out, cols, b, _mm512_reduce_max_epi64(most) <= kFits16MaxAbsSum);
   }
 }
 
