@@ -268,14 +268,18 @@ TEST_P(CpuIsaTest, ActivationQuantizersMatchScalarBytes) {
     for (int64_t cols : {256, 768}) {
       std::vector<float> x = random_activations(3 * cols, static_cast<uint32_t>(cols));
       std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: d = 0, no NaN
-      // Row 1's first two super-blocks (d = 1: one code of 127) hold 16 codes with Σ|a| of
-      // 1023 and 1024, fits16's bound on either side.
-      for (int sb = 0; sb < 2 && cols >= 512; ++sb) {
-        float* xb = x.data() + cols + 256 * sb;
+      // In row 1, each super-block (d = 1: one code of 127) has one 16 of codes with Σ|a|
+      // on either side of fits16's bound, in a different place each time: 1023 in 16 number
+      // 9, 1024 in number 15, 1024 in number 6 (with 256 columns: 1024 in number 15).
+      const int sums[3] = {1023, 1024, 1024}, where[3] = {9, 15, 6};
+      auto expect_fits16 = [&](int64_t b) { return cols == 256 ? 0 : sums[b] == 1023 ? 1 : 0; };
+      for (int64_t b = 0; b < cols / 256; ++b) {
+        float* xb = x.data() + cols + 256 * b;
+        const int at = cols == 256 ? 15 : where[b];
         std::fill(xb, xb + 256, 0.0f);
-        xb[255] = 127.0f;
-        std::fill(xb, xb + 16, 64.0f);
-        xb[15] = sb == 0 ? -63.0f : -64.0f;
+        xb[at == 0 ? 16 : 0] = 127.0f;
+        std::fill(xb + 16 * at, xb + 16 * at + 16, 64.0f);
+        xb[16 * at + 15] = cols != 256 && sums[b] == 1023 ? -63.0f : -64.0f;
       }
       const size_t stride = act_row_bytes(f, cols);
       std::vector<uint8_t> got(3 * stride, 0), want(3 * stride, 0);
@@ -308,14 +312,14 @@ TEST_P(CpuIsaTest, ActivationQuantizersMatchScalarBytes) {
           int most = 0;  // the largest Σ|a| of 16 values
           for (int64_t j = 16 * b; j < 16 * b + 16; ++j) {
             int abs_sum = 0;
-            for (int64_t c = 16 * j; c < 16 * j + 16; ++c) abs_sum += std::abs(static_cast<int>(r.qs[c]));
+            for (int64_t c = 16 * j; c < 16 * j + 16; ++c)
+              abs_sum += std::abs(static_cast<int>(r.qs[c]));
             most = std::max(most, abs_sum);
           }
           ASSERT_EQ(r.fits16[b], most <= 1023 ? 1 : 0) << "fits16 of super-block " << b;
         }
-        if (t == 1 && cols >= 512) {
-          EXPECT_TRUE(r.fits16[0] == 1 && r.fits16[1] == 0) << "the bound's two sides";
-        }
+        for (int64_t b = 0; b < cols / 256 && t == 1; ++b)
+          EXPECT_EQ(r.fits16[b], expect_fits16(b)) << "the bound's two sides, super-block " << b;
       }
     }
   }
@@ -541,33 +545,44 @@ TEST_P(CpuIsaTest, QkNormRopeEqualsNormsThenRotations) {
 INSTANTIATE_TEST_SUITE_P(AllPaths, CpuIsaTest, ::testing::ValuesIn(kAllIsas),
                          [](const auto& info) { return isa_param_name(info.param); });
 
-
 // The packed Q6_K tile scales two 16-column sums with one VPDPWSSD where every token's
 // activation row marks the super-block fits16, and with a VPMULLD each otherwise: the same
-// integers, so the same bits. Half the rows have every code 0 (−32 after the offset), and
-// some activation blocks are constant (every |a| = 127): there a 16-column sum reaches
-// 32·127·16 > 2^15, which the int16 halves cannot hold, so the converter must mark those
-// blocks 0 (checked: forcing the pairs there changes the result).
+// integers, so the same bits. A third of the rows have every code 0 (−32 after the offset)
+// and a third every code 63 (+31). Super-block 2 sits at the bound: every 16 codes have
+// Σ|a| = 1023, one sign, so the sums reach −32·1023 and 31·1023 and still take the pairs.
+// Super-block 3 (and 1 for one token) is constant (every |a| = 127): there a sum reaches
+// 32·127·16 > 2^15, which the int16 halves cannot hold, so the converter must mark it 0
+// (checked: forcing the pairs there changes the result).
 TEST(CpuPackedQ6K, Int16PairsGiveTheBitsOfTheMultiplies) {
   if (!cpu_isa_supported(CpuIsa::kAvx512)) GTEST_SKIP() << "CPU lacks AVX-512";
   const CpuKernels& k = cpu_kernels(CpuIsa::kAvx512);
   ASSERT_NE(k.q6_k.packed_tile, nullptr);
   const int64_t rows = 37, cols = 1024, T = 8, nsb = cols / 256;
   TestWeights w = make_weights(GgmlType::Q6_K, rows, cols, 5);
-  for (int64_t r = 0; r < rows; r += 2)
-    for (int64_t b = 0; b < nsb; ++b) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < nsb && r % 3 != 2; ++b) {
       uint8_t* blk = w.storage.data() + w.offset + r * w.row_bytes + b * sizeof(BlockQ6_K);
-      std::memset(blk + offsetof(BlockQ6_K, ql), 0, sizeof(BlockQ6_K::ql));
-      std::memset(blk + offsetof(BlockQ6_K, qh), 0, sizeof(BlockQ6_K::qh));
+      const int fill = r % 3 == 0 ? 0x00 : 0xFF;  // codes 0 or 63
+      std::memset(blk + offsetof(BlockQ6_K, ql), fill, sizeof(BlockQ6_K::ql));
+      std::memset(blk + offsetof(BlockQ6_K, qh), fill, sizeof(BlockQ6_K::qh));
     }
   const auto packed = pack_for_kernels(k, GgmlType::Q6_K, w.data(), rows, cols, w.row_bytes);
   ASSERT_NE(packed, nullptr);
   // Super-block 3 is constant for every token, super-block 1 for token 5: so with up to
   // five tokens three super-blocks take the pairs, with more two.
   std::vector<float> x = random_activations(static_cast<size_t>(T * cols), 9);
-  for (int64_t t = 0; t < T; ++t)
+  for (int64_t t = 0; t < T; ++t) {
     for (int64_t b = 0; b < nsb; ++b)
       if (b == 3 || (b == 1 && t == 5)) std::fill_n(x.begin() + t * cols + b * 256, 256, 1.0f);
+    // Super-block 2: one code of 127 (d = 1) with 14 of 64 and a 0, then 15 of 64 and a 63
+    // in every other 16: Σ|a| = 1023 each, the sign the token's.
+    float* xb = x.data() + t * cols + 2 * 256;
+    const float sign = t % 2 == 0 ? 1.0f : -1.0f;
+    std::fill_n(xb, 256, 64.0f * sign);
+    xb[0] = 127.0f * sign;
+    xb[15] = 0.0f;
+    for (int j = 1; j < 16; ++j) xb[16 * j + 15] = 63.0f * sign;
+  }
   const size_t xs = act_row_bytes(ActFormat::kQ8x256, cols);
   std::vector<uint8_t> buf(xs * T + 64);
   uint8_t* xa = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
@@ -588,11 +603,13 @@ TEST(CpuPackedQ6K, Int16PairsGiveTheBitsOfTheMultiplies) {
     std::memcpy(aligned, act.data(), act.size());
     std::vector<float> y(static_cast<size_t>(nt * rows), NAN);
     for (int64_t g = 0; g < packed->groups(); ++g)
-      k.q6_k.packed_tile(packed->group(g), cols, static_cast<int>(std::min<int64_t>(16, rows - 16 * g)),
-                         aligned, xs, nt, y.data() + 16 * g, rows);
+      k.q6_k.packed_tile(packed->group(g), cols,
+                         static_cast<int>(std::min<int64_t>(16, rows - 16 * g)), aligned, xs, nt,
+                         y.data() + 16 * g, rows);
     return y;
   };
-  const std::vector<uint8_t> as_converted = set_fits16(-1), none = set_fits16(0), all = set_fits16(1);
+  const std::vector<uint8_t> as_converted = set_fits16(-1), none = set_fits16(0);
+  const std::vector<uint8_t> all = set_fits16(1);
   for (int nt = 1; nt <= T; ++nt) {
     SCOPED_TRACE("tokens " + std::to_string(nt));
     const std::vector<float> multiplied = run(none, nt);

@@ -111,16 +111,17 @@ static constexpr int kFits16MaxAbsSum = 1023;
 static inline bool q8x256_fits16(const int8_t* codes) {
   for (int j = 0; j < 16; ++j) {
     int abs_sum = 0;
-    for (int i = 0; i < 16; ++i) abs_sum += codes[16 * j + i] < 0 ? -codes[16 * j + i] : codes[16 * j + i];
+    for (int i = 0; i < 16; ++i)
+      abs_sum += codes[16 * j + i] < 0 ? -codes[16 * j + i] : codes[16 * j + i];
     if (abs_sum > kFits16MaxAbsSum) return false;
   }
   return true;
 }
 
 // Writes the fields of super-block b of a kQ8x256 row that follow from its d and bsums (the
-// converters write qs, d and bsums, and tell fits16, which they can count from the codes
-// they hold in registers: q8x256_fits16 is its definition). Sums of ≤ 32 codes with
-// |a| ≤ 127 fit int16.
+// converters write qs, d and bsums). fits16 is passed in because the SIMD converters count
+// it with the instructions that sum the codes; q8x256_fits16 is its definition. Sums of
+// ≤ 32 codes with |a| ≤ 127 fit int16.
 static inline void fill_q8x256_sums(uint8_t* base, int64_t cols, int64_t b, bool fits16) {
   const Q8x256Offsets o = q8x256_offsets(cols);
   const float d = reinterpret_cast<const float*>(base + o.d)[b];

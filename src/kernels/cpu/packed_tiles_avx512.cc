@@ -185,14 +185,15 @@ void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
 // of ten less per 32 columns and token, the same integers. The choice is made once per
 // super-block and each case is one straight loop: with the branch inside the loop GCC
 // kept the codes on the stack and the step ran slower than without the pairs.
+constexpr size_t kQ6_KUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * 64;  // packed_weights.h
+
 template <int NT, bool kFits16>
 inline void q6_k_super_block(const uint8_t* unit, const Q8x256Row (&a)[NT], int64_t sb,
                              __m512i (&total)[NT]) {
-  constexpr size_t kUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * 64;
   const __m512i nib = _mm512_set1_epi8(0x0F), six = _mm512_set1_epi8(0x3F);
   const __m512i low_half = _mm512_set1_epi32(0xFFFF);
   for (int u = 0; u < 8; ++u) {
-    if constexpr (NT >= 4) prefetch_ahead<kUnit, 8, 2>(unit, u);
+    if constexpr (NT >= 4) prefetch_ahead<kQ6_KUnit, 8, 2>(unit, u);
     // int16 lanes (2r, 2r + 1) = the scales of sub-blocks 2u and 2u + 1 of row r.
     const __m512i scale_pair = _mm512_cvtepi8_epi16(
         _mm256_load_si256(reinterpret_cast<const __m256i*>(unit + 64 + 32 * u)));
@@ -227,7 +228,8 @@ inline void q6_k_super_block(const uint8_t* unit, const Q8x256Row (&a)[NT], int6
       }
       if constexpr (kFits16) {
         // lane = hi << 16 | (lo & 0xFFFF) (VPTERNLOG 0xD8: low_half's ones from lo).
-        const __m512i both = _mm512_ternarylogic_epi32(_mm512_slli_epi32(hi, 16), lo, low_half, 0xD8);
+        const __m512i both =
+            _mm512_ternarylogic_epi32(_mm512_slli_epi32(hi, 16), lo, low_half, 0xD8);
         total[t] = _mm512_dpwssd_epi32(total[t], both, scale_pair);
       } else {
         total[t] = _mm512_add_epi32(total[t], _mm512_add_epi32(_mm512_mullo_epi32(lo, sc_lo),
@@ -244,9 +246,8 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   for (int t = 0; t < NT; ++t) a[t] = q8x256_row(x + t * xs, cols);
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
-  constexpr size_t kUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * 64;
   for (int64_t sb = 0; sb < cols / 256; ++sb) {
-    const uint8_t* unit = group + sb * kUnit;
+    const uint8_t* unit = group + sb * kQ6_KUnit;
     const __m512 d = _mm512_load_ps(reinterpret_cast<const float*>(unit));
     __m512i total[NT];
     for (int t = 0; t < NT; ++t) total[t] = _mm512_setzero_si512();

@@ -140,10 +140,11 @@ void pack_q6_k(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, i
           for (int i = 0; i < 4; ++i) {
             const uint8_t* c = q[r] + 32 * u + i;  // c[4w]: word w's code for row r
             for (int w = 0; w < 4; ++w)
-              words[w * kWord + 4 * r + i] = static_cast<uint8_t>(c[4 * w] | (c[4 * (w + 4)] >> 4) << 6);
+              words[w * kWord + 4 * r + i] =
+                  static_cast<uint8_t>(c[4 * w] | (c[4 * (w + 4)] >> 4) << 6);
             for (int a = 0; a < 2; ++a)
-              words[(4 + a) * kWord + 4 * r + i] =
-                  static_cast<uint8_t>((c[4 * (4 + 2 * a)] & 0x0F) | (c[4 * (5 + 2 * a)] & 0x0F) << 4);
+              words[(4 + a) * kWord + 4 * r + i] = static_cast<uint8_t>(
+                  (c[4 * (4 + 2 * a)] & 0x0F) | (c[4 * (5 + 2 * a)] & 0x0F) << 4);
           }
       }
     }

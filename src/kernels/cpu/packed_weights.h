@@ -34,8 +34,9 @@
 //                            of word w + 4's code in bits 6..7
 //   word   nib[2]            nib[a]: the low four bits of word 4 + 2a in the low nibbles,
 //                            of word 5 + 2a in the high nibbles
-//                            (so words 0..3 unpack with one AND, words 4..7 with four
-//                            instructions for each of two words)
+//                            (words 0..3 unpack with an AND each, words 4..7 with a
+//                            shift, a VPTERNLOG and an AND each, plus a shift of each
+//                            nibble word: 18 instructions for the eight)
 //
 // kBF16x16 (from BF16, cols a multiple of 32): one word per pair of columns (2p, 2p+1):
 //   lane r = the two bf16 values of row r, as VDPBF16PS pairs them.

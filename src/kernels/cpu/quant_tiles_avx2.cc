@@ -101,10 +101,13 @@ void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
       bsums[b * 16 + 2 * j] = static_cast<int16_t>(halves[0]);
       bsums[b * 16 + 2 * j + 1] = static_cast<int16_t>(halves[1]);
     }
-    // Σ|a| of each 16 codes: VPSADBW of the absolute codes adds eight bytes per qword.
+    // Σ|a| of each 16 codes: VPSADBW of the absolute codes adds eight bytes per qword, and
+    // qwords 0 and 2 then hold a 16's sum. Those are below 2^31 with zero high halves, so
+    // the 32-bit max (AVX2 has no 64-bit one) keeps the largest.
     __m256i most = _mm256_setzero_si256();
     for (int i = 0; i < 8; ++i) {
-      const __m256i v = _mm256_abs_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + b * 256 + 32 * i)));
+      const __m256i v = _mm256_abs_epi8(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + b * 256 + 32 * i)));
       const __m256i sad = _mm256_sad_epu8(v, _mm256_setzero_si256());
       most = _mm256_max_epi32(most, _mm256_add_epi64(sad, _mm256_shuffle_epi32(sad, 0x4E)));
     }

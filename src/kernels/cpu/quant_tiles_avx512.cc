@@ -84,7 +84,8 @@ void to_q8x256(const float* x, int64_t cols, uint8_t* out) {
       for (int k = 0; k < 4; ++k)
         bsums[b * 16 + 4 * i + k] = static_cast<int16_t>(q[2 * k] - 16 * 128);
       const __m512i abs_sad = _mm512_sad_epu8(_mm512_abs_epi8(codes), _mm512_setzero_si512());
-      most = _mm512_max_epi64(most, _mm512_add_epi64(abs_sad, _mm512_shuffle_epi32(abs_sad, _MM_PERM_BADC)));
+      most = _mm512_max_epi64(
+          most, _mm512_add_epi64(abs_sad, _mm512_shuffle_epi32(abs_sad, _MM_PERM_BADC)));
     }
     fill_q8x256_sums(out, cols, b, _mm512_reduce_max_epi64(most) <= kFits16MaxAbsSum);
   }
