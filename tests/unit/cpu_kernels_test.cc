@@ -587,34 +587,30 @@ TEST(CpuPackedQ6K, Int16PairsGiveTheBitsOfTheMultiplies) {
   std::vector<uint8_t> buf(xs * T + 64);
   uint8_t* xa = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
   convert_activations(k, ActFormat::kQ8x256, x.data(), T, cols, xa);
-  auto set_fits16 = [&](int value) {  // −1: as converted
-    std::vector<uint8_t> rows_copy(xa, xa + xs * T);
-    for (int64_t t = 0; t < T && value >= 0; ++t)
-      std::memset(rows_copy.data() + t * xs + q8x256_offsets(cols).fits16, value, nsb);
-    return rows_copy;
-  };
   for (int64_t t = 0; t < T; ++t)
     for (int64_t b = 0; b < nsb; ++b)
       ASSERT_EQ(q8x256_row(xa + t * xs, cols).fits16[b], b == 3 || (b == 1 && t == 5) ? 0 : 1)
           << "t=" << t << " super-block " << b;
+  // The tile over the converted rows with every fits16 byte set to `fits16` (−1: as
+  // converted).
   std::vector<uint8_t> run_buf(xs * T + 64);
-  uint8_t* aligned = run_buf.data() + (64 - reinterpret_cast<uintptr_t>(run_buf.data()) % 64) % 64;
-  auto run = [&](const std::vector<uint8_t>& act, int nt) {
-    std::memcpy(aligned, act.data(), act.size());
+  uint8_t* act = run_buf.data() + (64 - reinterpret_cast<uintptr_t>(run_buf.data()) % 64) % 64;
+  auto run = [&](int fits16, int nt) {
+    std::memcpy(act, xa, xs * T);
+    for (int64_t t = 0; t < T && fits16 >= 0; ++t)
+      std::memset(act + t * xs + q8x256_offsets(cols).fits16, fits16, nsb);
     std::vector<float> y(static_cast<size_t>(nt * rows), NAN);
     for (int64_t g = 0; g < packed->groups(); ++g)
       k.q6_k.packed_tile(packed->group(g), cols,
-                         static_cast<int>(std::min<int64_t>(16, rows - 16 * g)), aligned, xs, nt,
+                         static_cast<int>(std::min<int64_t>(16, rows - 16 * g)), act, xs, nt,
                          y.data() + 16 * g, rows);
     return y;
   };
-  const std::vector<uint8_t> as_converted = set_fits16(-1), none = set_fits16(0);
-  const std::vector<uint8_t> all = set_fits16(1);
   for (int nt = 1; nt <= T; ++nt) {
     SCOPED_TRACE("tokens " + std::to_string(nt));
-    const std::vector<float> multiplied = run(none, nt);
-    EXPECT_TRUE(same_bits(run(as_converted, nt), multiplied));
-    EXPECT_FALSE(same_bits(run(all, nt), multiplied)) << "the constant blocks do overflow int16";
+    const std::vector<float> multiplied = run(0, nt);
+    EXPECT_TRUE(same_bits(run(-1, nt), multiplied));
+    EXPECT_FALSE(same_bits(run(1, nt), multiplied)) << "the constant blocks do overflow int16";
   }
 }
 

@@ -176,15 +176,15 @@ void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   store_rows<NT>(acc, nrows, y, ldy);
 }
 
-// One super-block (the unit at `unit`, columns from col) of a Q6_K ×16 tile: per 32
-// columns u, the codes unpacked once, then for every token the two 16-column sub-blocks'
-// dot products (started at −32·Σa, which takes out the codes' offset) times the rows'
-// scales, added to total. With kFits16 (every token's 16-value sums fit int16: the fits16
-// field of its activation row) the two sums go into the halves of one int32 lane and one
-// VPDPWSSD applies both scales, where otherwise each takes a VPMULLD: one dual-pipe slot
-// of ten less per 32 columns and token, the same integers. The choice is made once per
-// super-block and each case is one straight loop: with the branch inside the loop GCC
-// kept the codes on the stack and the step ran slower than without the pairs.
+// Super-block sb (the unit at `unit`) of a Q6_K ×16 tile: per 32 columns u, the codes
+// unpacked once, then for every token the two 16-column sub-blocks' dot products (started
+// at −32·Σa, which takes out the codes' offset) times the rows' scales, added to total.
+// With kFits16 (every token's 16-value sums fit int16: the fits16 field of its activation
+// row) the two sums go into the halves of one int32 lane and one VPDPWSSD applies both
+// scales, where otherwise each takes a VPMULLD: one dual-pipe slot of ten less per 32
+// columns and token, the same integers. The choice is made once per super-block and each
+// case is one straight loop: with the branch inside the loop GCC kept the codes on the
+// stack, and the step ran no faster than before the pairs.
 constexpr size_t kQ6_KUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * 64;  // packed_weights.h
 
 template <int NT, bool kFits16>
