@@ -108,7 +108,8 @@ void register_all(duet::ThreadPool& pool) {
   struct Shape {
     int64_t rows, cols, T;
   };
-  const Shape shapes[] = {{1024, 3072, 1}, {151936, 1024, 1}, {1024, 3072, 8}, {86016, 1024, 8}, {1024, 3072, 512}};
+  const Shape shapes[] = {
+      {1024, 3072, 1}, {151936, 1024, 1}, {1024, 3072, 8}, {86016, 1024, 8}, {1024, 3072, 512}};
   for (const Shape& sh : shapes) {
     for (GgmlType type : types) {
       std::vector<int> paths = {-1};
@@ -118,11 +119,14 @@ void register_all(duet::ThreadPool& pool) {
         if (path < 0 && (sh.rows > 100000 || sh.T > 1) && type != GgmlType::Q8_0) continue;
         const bool can_pack =
             path >= 0 &&
-            duet::cpu::cpu_kernels(static_cast<CpuIsa>(path)).for_type(type)->packed_tile != nullptr;
+            duet::cpu::cpu_kernels(static_cast<CpuIsa>(path)).for_type(type)->packed_tile !=
+                nullptr;
         for (bool packed : {false, true}) {
           if (packed && !can_pack) continue;
           const std::string name =
-              std::string(sh.T == 1 ? "decode/" : sh.T <= 8 ? "batch8/" : "prefill/") +
+              std::string(sh.T == 1   ? "decode/"
+                          : sh.T <= 8 ? "batch8/"
+                                      : "prefill/") +
               duet::ggml_type_name(type) + "/" + std::to_string(sh.rows) + "x" +
               std::to_string(sh.cols) + "/" +
               (path < 0 ? "ref" : duet::cpu_isa_name(static_cast<CpuIsa>(path))) +

@@ -8,8 +8,8 @@
 
 namespace duet {
 
-void Backend::matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n_tokens,
-                                std::span<float* const> ys) {
+void Backend::matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x,
+                                int64_t n_tokens, std::span<float* const> ys) {
   for (size_t i = 0; i < ws.size(); ++i) matmul(*ws[i], x, n_tokens, ys[i]);
 }
 
@@ -23,9 +23,10 @@ void Backend::feed_forward(const WeightMatrix& gate, const WeightMatrix& up,
   matmul(down, gate_scratch, n_tokens, out);
 }
 
-void Backend::qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm, int64_t n_tokens,
-                           int64_t n_head, int64_t n_head_kv, int64_t head_dim, float eps,
-                           const int32_t* positions, const double* inv_freq, double mscale) {
+void Backend::qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm,
+                           int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
+                           float eps, const int32_t* positions, const double* inv_freq,
+                           double mscale) {
   rmsnorm(q, q_norm, n_tokens * n_head, head_dim, eps, q);
   rmsnorm(k, k_norm, n_tokens * n_head_kv, head_dim, eps, k);
   rope_neox(q, n_tokens, n_head, head_dim, positions, inv_freq, mscale);

@@ -93,9 +93,10 @@ class Backend {
   // NEOX-rotated at its token's position, in place. The same values as rmsnorm, then
   // rope_neox, on each; one call so that a backend may do it in one pass. That is the
   // default.
-  virtual void qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm, int64_t n_tokens,
-                            int64_t n_head, int64_t n_head_kv, int64_t head_dim, float eps,
-                            const int32_t* positions, const double* inv_freq, double mscale);
+  virtual void qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm,
+                            int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
+                            float eps, const int32_t* positions, const double* inv_freq,
+                            double mscale);
   // Causal attention of one sequence's queries over its cached keys/values (see ref::attention)
   virtual void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
                          const int32_t* positions, int64_t n_tokens, const AttentionShape& shape,
@@ -103,7 +104,8 @@ class Backend {
   // Causal attention of a step's sequences, each over its own paged KV cache, in one call
   // so that a backend spreads all of them over its threads at once. The default is the
   // reference kernel; backends override it with faster ones.
-  virtual void attention_paged(std::span<const PagedAttentionCall> calls, const AttentionShape& shape);
+  virtual void attention_paged(std::span<const PagedAttentionCall> calls,
+                               const AttentionShape& shape);
   // Stores each row's n floats as `dtype` (a KV cache type: F32, F16, BF16 or Q8_0) at its
   // out, the bytes ref::quantize_row gives: a step's KV cache writes, in one call so that a
   // backend may spread them over its threads. The default is that reference, row by row.

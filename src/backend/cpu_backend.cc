@@ -113,11 +113,12 @@ class CpuBackend final : public Backend {
   // One job instead of four: each task norms and rotates whole heads, a token's query heads
   // and then its key heads, so a head is read and written once.
   void qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm, int64_t n_tokens,
-                    int64_t n_head, int64_t n_head_kv, int64_t head_dim, float eps, const int32_t* positions,
-                    const double* inv_freq, double mscale) override {
+                    int64_t n_head, int64_t n_head_kv, int64_t head_dim, float eps,
+                    const int32_t* positions, const double* inv_freq, double mscale) override {
     const int64_t half = head_dim / 2;
     update_rope_table(n_tokens, half, positions, inv_freq, mscale);
-    const int64_t heads = n_head + n_head_kv;  // a token's rows: its query heads, then its key heads
+    const int64_t heads =
+        n_head + n_head_kv;  // a token's rows: its query heads, then its key heads
     const int64_t per_task = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(head_dim, 1));
     const int64_t n_rows = n_tokens * heads;
     pool_.parallel_for_ranges(ceil_div(n_rows, per_task), [&](int64_t task, int) {
@@ -125,7 +126,8 @@ class CpuBackend final : public Backend {
       for (int64_t r = task * per_task; r < r1; ++r) {
         const int64_t t = r / heads, h = r % heads;
         const bool is_q = h < n_head;
-        float* x = is_q ? q + (t * n_head + h) * head_dim : k + (t * n_head_kv + h - n_head) * head_dim;
+        float* x =
+            is_q ? q + (t * n_head + h) * head_dim : k + (t * n_head_kv + h - n_head) * head_dim;
         k_.rmsnorm(x, is_q ? q_norm : k_norm, 1, head_dim, eps, x);
         k_.rope_rotate(x, 1, head_dim, rope_cos_.data() + t * half, rope_sin_.data() + t * half);
       }
@@ -146,8 +148,9 @@ class CpuBackend final : public Backend {
     const int32_t block_table[1] = {0};
     const PagedAttentionCall call{
         q,
-        PagedKvView::position_major(reinterpret_cast<const uint8_t*>(k), reinterpret_cast<const uint8_t*>(v),
-                                    GgmlType::F32, n_ctx, s.n_head_kv, s.head_dim, block_table),
+        PagedKvView::position_major(reinterpret_cast<const uint8_t*>(k),
+                                    reinterpret_cast<const uint8_t*>(v), GgmlType::F32, n_ctx,
+                                    s.n_head_kv, s.head_dim, block_table),
         positions, n_tokens, out};
     attention_paged(std::span<const PagedAttentionCall>(&call, 1), s);
   }
@@ -158,7 +161,8 @@ class CpuBackend final : public Backend {
   // by side) rather than heads handed out in turn: measured in one process alternating
   // steps (three runs; the same binary against itself reads 0.98-1.00), eight sequences at
   // 16+128 positions +4.6-6.8 %, one +0.5-2.7 %, a 1,024-token prompt within the noise.
-  void attention_paged(std::span<const PagedAttentionCall> calls, const AttentionShape& s) override {
+  void attention_paged(std::span<const PagedAttentionCall> calls,
+                       const AttentionShape& s) override {
     auto& args = attn_args_;
     auto& first_task = attn_first_task_;
     args.clear();
@@ -185,7 +189,8 @@ class CpuBackend final : public Backend {
     // The call holding a task: the last whose first task is not after it.
     auto call_of = [&](int64_t task) {
       return static_cast<size_t>(std::upper_bound(first_task.begin(), first_task.end(), task) -
-                                 first_task.begin()) - 1;
+                                 first_task.begin()) -
+             1;
     };
     pool_.parallel_for_ranges(n_tasks, [&](int64_t task, int thread) {
       const size_t i = call_of(task);
@@ -196,8 +201,8 @@ class CpuBackend final : public Backend {
         const size_t j = call_of(task + 1);
         next = cpu::paged_attention_first_chunk(args[j], task + 1 - first_task[j]);
       }
-      cpu::paged_attention_task(k_, args[i], task - first_task[i], attn_scratch_[static_cast<size_t>(thread)],
-                                next);
+      cpu::paged_attention_task(k_, args[i], task - first_task[i],
+                                attn_scratch_[static_cast<size_t>(thread)], next);
     });
   }
 
@@ -209,8 +214,9 @@ class CpuBackend final : public Backend {
     const int64_t n_rows = static_cast<int64_t>(rows.size());
     const int64_t per_task = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(n, 1));
     pool_.parallel_for_ranges(ceil_div(n_rows, per_task), [&](int64_t task, int) {
-      const auto mine = rows.subspan(static_cast<size_t>(task * per_task),
-                                     static_cast<size_t>(std::min(per_task, n_rows - task * per_task)));
+      const auto mine =
+          rows.subspan(static_cast<size_t>(task * per_task),
+                       static_cast<size_t>(std::min(per_task, n_rows - task * per_task)));
       if (dtype != GgmlType::F16) {
         Backend::encode_rows(dtype, mine, n);
         return;
@@ -263,7 +269,8 @@ class CpuBackend final : public Backend {
   // Packed copies of the prepared matrices, by the address of their stored data.
   cpu::PackedArena arena_;
   std::unordered_map<const uint8_t*, std::unique_ptr<cpu::PackedWeights>> packed_;
-  cpu::MatmulArgs args_for(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) const {
+  cpu::MatmulArgs args_for(const WeightMatrix& w, const float* x, int64_t n_tokens,
+                           float* y) const {
     cpu::MatmulArgs a;
     a.type = w.type;
     a.w = w.data;
@@ -273,16 +280,16 @@ class CpuBackend final : public Backend {
     a.x = x;
     a.n_tokens = n_tokens;
     a.y = y;
-    if (auto it = packed_.find(w.data); it != packed_.end() && it->second->rows() == w.rows &&
-                                        it->second->cols() == w.cols)
+    if (auto it = packed_.find(w.data);
+        it != packed_.end() && it->second->rows() == w.rows && it->second->cols() == w.cols)
       a.packed = it->second.get();
     return a;
   }
 
   std::vector<cpu::MatmulArgs> same_input_args_;     // one matmul_same_input call's matrices
   std::vector<cpu::AttentionScratch> attn_scratch_;  // one per pool thread
-  std::vector<cpu::PagedAttentionArgs> attn_args_;    // one attention_paged call's sequences
-  std::vector<int64_t> attn_first_task_;              // their first task; last: the task count
+  std::vector<cpu::PagedAttentionArgs> attn_args_;   // one attention_paged call's sequences
+  std::vector<int64_t> attn_first_task_;             // their first task; last: the task count
   double rope_mscale_ = 0;
   std::vector<double> rope_freq_;
   std::vector<int32_t> rope_pos_;

@@ -36,7 +36,8 @@ inline uint16_t float_to_fp16(float f) {
   uint32_t x = float_to_bits(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   x &= 0x7FFFFFFFu;
-  if (x >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | (x > 0x7F800000u ? 0x200u : 0));
+  if (x >= 0x7F800000u)
+    return static_cast<uint16_t>(sign | 0x7C00u | (x > 0x7F800000u ? 0x200u : 0));
   if (x >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds to inf
   if (x < 0x38800000u) {
     // Result is subnormal or zero: round mant * 2^-24 to the nearest integer.
@@ -60,7 +61,8 @@ inline float bf16_to_float(uint16_t b) { return bits_to_float(static_cast<uint32
 
 inline uint16_t float_to_bf16(float f) {
   uint32_t x = float_to_bits(f);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
   x += 0x7FFFu + ((x >> 16) & 1u);
   return static_cast<uint16_t>(x >> 16);
 }

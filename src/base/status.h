@@ -37,7 +37,9 @@ template <typename T>
 class Result {
  public:
   Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) { assert(!std::get<Status>(v_).is_ok()); }  // NOLINT
+  Result(Status status) : v_(std::move(status)) {
+    assert(!std::get<Status>(v_).is_ok());
+  }  // NOLINT
   bool is_ok() const { return v_.index() == 0; }
   explicit operator bool() const { return is_ok(); }
   T& value() & { return std::get<0>(v_); }
@@ -59,8 +61,8 @@ class Result {
 }  // namespace duet
 
 // Early return on error, for functions returning Status or Result<U>.
-#define DUET_TRY(expr)                          \
-  do {                                          \
-    ::duet::Status duet_try_s_ = (expr);        \
+#define DUET_TRY(expr)                            \
+  do {                                            \
+    ::duet::Status duet_try_s_ = (expr);          \
     if (!duet_try_s_.is_ok()) return duet_try_s_; \
   } while (0)

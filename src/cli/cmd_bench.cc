@@ -10,11 +10,10 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/thread_pool.h"
 #include "cli/commands.h"
@@ -105,7 +104,8 @@ Result<Caches> make_caches(const Qwen3Config& cfg, int n_seqs, int64_t len) {
 
 int run_bench(const BenchArgs& a) {
   ThreadPool pool(a.threads);
-  std::unique_ptr<Backend> backend = a.backend == "ref" ? make_ref_backend() : make_cpu_backend(pool);
+  std::unique_ptr<Backend> backend =
+      a.backend == "ref" ? make_ref_backend() : make_cpu_backend(pool);
   auto model = Qwen3Model::load(a.model, std::move(backend));
   if (!model) return fail("cannot load " + a.model + ": " + model.message());
   Qwen3Model& m = **model;
@@ -114,7 +114,8 @@ int run_bench(const BenchArgs& a) {
   if (a.prompt + a.gen + 64 > cfg.max_context()) return fail("-p + -n exceed the model's context");
 
   std::vector<int32_t> prompt(static_cast<size_t>(a.prompt));
-  for (int i = 0; i < a.prompt; ++i) prompt[i] = static_cast<int32_t>((i * 7919 + 13) % cfg.n_vocab);
+  for (int i = 0; i < a.prompt; ++i)
+    prompt[i] = static_cast<int32_t>((i * 7919 + 13) % cfg.n_vocab);
 
   std::vector<double> pp, tg;
   uint64_t hash = 0;
@@ -160,7 +161,8 @@ int run_bench(const BenchArgs& a) {
       std::vector<float> logits;
       for (int sq = 0; sq < C; ++sq) {  // a short distinct prompt each
         toks[sq].resize(16);
-        for (int i = 0; i < 16; ++i) toks[sq][i] = static_cast<int32_t>((sq * 131 + i * 17 + 1) % cfg.n_vocab);
+        for (int i = 0; i < 16; ++i)
+          toks[sq][i] = static_cast<int32_t>((sq * 131 + i * 17 + 1) % cfg.n_vocab);
         chunks[sq] = {toks[sq], 0, caches->tables[sq], LogitsFor::kLast};
       }
       Status s = m.forward_batch(chunks, *caches->kv, logits);
@@ -170,10 +172,12 @@ int run_bench(const BenchArgs& a) {
       for (int i = 0; i < a.gen; ++i) {
         // Each sequence's greedy pick on the pool's threads, as the engine draws a step's tokens.
         pool.parallel_for(C, [&](int64_t sq, int) {
-          next[sq] = greedy_pick(std::span<const float>(logits).subspan(sq * cfg.n_vocab, cfg.n_vocab));
+          next[sq] =
+              greedy_pick(std::span<const float>(logits).subspan(sq * cfg.n_vocab, cfg.n_vocab));
         });
         for (int sq = 0; sq < C; ++sq)
-          chunks[sq] = {std::span<const int32_t>(&next[sq], 1), 16 + i, caches->tables[sq], LogitsFor::kLast};
+          chunks[sq] = {std::span<const int32_t>(&next[sq], 1), 16 + i, caches->tables[sq],
+                        LogitsFor::kLast};
         s = m.forward_batch(chunks, *caches->kv, logits);
         if (!s) return fail(s.message());
       }
@@ -208,14 +212,18 @@ int run_bench(const BenchArgs& a) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("model %s, backend %s, %d threads\n", a.model.c_str(), m.backend().name().c_str(), pool.size());
+  std::printf("model %s, backend %s, %d threads\n", a.model.c_str(), m.backend().name().c_str(),
+              pool.size());
   std::printf("pp%-5d %9.1f tok/s  (min %.1f, max %.1f)\n", a.prompt, spp.median, spp.min, spp.max);
   std::printf("tg%-5d %9.1f tok/s  (min %.1f, max %.1f)\n", a.gen, stg.median, stg.min, stg.max);
-  std::printf("weights read per token %.1f MiB: %.1f GB/s achieved of %.1f GB/s measured (%.0f%%); floor %.1f tok/s\n",
-              bytes_per_token / (1 << 20), achieved, bw, 100.0 * achieved / bw, bw * 1e9 / bytes_per_token);
+  std::printf(
+      "weights read per token %.1f MiB: %.1f GB/s achieved of %.1f GB/s measured (%.0f%%); floor "
+      "%.1f tok/s\n",
+      bytes_per_token / (1 << 20), achieved, bw, 100.0 * achieved / bw, bw * 1e9 / bytes_per_token);
   if (!agg.empty()) {
     const Summary sa = summarize(agg);
-    std::printf("decode x%d   %9.1f tok/s aggregate  (min %.1f, max %.1f)\n", a.concurrency, sa.median, sa.min, sa.max);
+    std::printf("decode x%d   %9.1f tok/s aggregate  (min %.1f, max %.1f)\n", a.concurrency,
+                sa.median, sa.min, sa.max);
   }
   std::printf("logits hash %016" PRIx64 "\n", hash);
   return 0;
@@ -224,10 +232,12 @@ int run_bench(const BenchArgs& a) {
 }  // namespace
 
 void add_bench_command(CLI::App& app, Action* run) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: engine (tokens/s of a model) and serve (latency of a server)");
+  CLI::App* bench = app.add_subcommand(
+      "bench", "benchmarks: engine (tokens/s of a model) and serve (latency of a server)");
   bench->require_subcommand(1);
   auto a = std::make_shared<BenchArgs>();
-  CLI::App* eng = bench->add_subcommand("engine", "prefill and decode tokens/s of a model, like llama-bench");
+  CLI::App* eng =
+      bench->add_subcommand("engine", "prefill and decode tokens/s of a model, like llama-bench");
   eng->add_option("-m,--model", a->model, "GGUF model file")->required();
   eng->add_option("-t,--threads", a->threads, "threads (default: all cores)");
   eng->add_option("-p,--prompt", a->prompt, "prompt tokens for the prefill test")->default_val(512);

@@ -13,7 +13,8 @@ namespace {
 
 struct ForgeArgs {
   std::string preset;
-  int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab_size = 0, context = 0;
+  int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab_size = 0,
+          context = 0;
   std::string tied;  // "", "yes", "no"
   std::string type = "q8_0";
   uint64_t seed = 1;
@@ -29,7 +30,9 @@ int run_forge(const ForgeArgs& a) {
   ForgeOptions o;
   if (!a.preset.empty()) {
     auto p = forge_preset(a.preset);
-    if (!p) return fail("unknown preset '" + a.preset + "' (qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b, qwen3-14b)");
+    if (!p)
+      return fail("unknown preset '" + a.preset +
+                  "' (qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b, qwen3-14b)");
     o.shape = *p;
     o.name = a.preset + "-forged";
   }
@@ -56,7 +59,9 @@ int run_forge(const ForgeArgs& a) {
     if (a.vocab_size) o.shape.n_vocab = a.vocab_size;
     if (o.shape.n_vocab == 0) o.shape.n_vocab = 151936;
     auto v = load_hf_vocab(a.tokenizer_dir, o.shape.n_vocab);
-    if (!v) return fail("qwen3 vocabulary: " + v.message() + " (set --tokenizer-dir, or use --vocab bytes)");
+    if (!v)
+      return fail("qwen3 vocabulary: " + v.message() +
+                  " (set --tokenizer-dir, or use --vocab bytes)");
     vocab = std::move(v.value());
   } else if (a.vocab == "bytes") {
     vocab = make_byte_vocab();
@@ -66,7 +71,8 @@ int run_forge(const ForgeArgs& a) {
       vocab.types.push_back(static_cast<int32_t>(TokenType::kUnused));
     }
     if (o.shape.n_vocab < static_cast<int64_t>(vocab.tokens.size()))
-      return fail("--vocab-size is smaller than the byte vocabulary (" + std::to_string(vocab.tokens.size()) + ")");
+      return fail("--vocab-size is smaller than the byte vocabulary (" +
+                  std::to_string(vocab.tokens.size()) + ")");
   } else {
     return fail("--vocab must be qwen3 or bytes");
   }
@@ -87,8 +93,10 @@ int run_forge(const ForgeArgs& a) {
 
 void add_forge_command(CLI::App& app, Action* run) {
   auto a = std::make_shared<ForgeArgs>();
-  CLI::App* cmd = app.add_subcommand("forge", "write a synthetic Qwen3 GGUF with seeded random weights");
-  cmd->add_option("--preset", a->preset, "qwen3-0.6b | qwen3-1.7b | qwen3-4b | qwen3-8b | qwen3-14b");
+  CLI::App* cmd =
+      app.add_subcommand("forge", "write a synthetic Qwen3 GGUF with seeded random weights");
+  cmd->add_option("--preset", a->preset,
+                  "qwen3-0.6b | qwen3-1.7b | qwen3-4b | qwen3-8b | qwen3-14b");
   cmd->add_option("--layers", a->layers, "number of layers (shortens a preset)");
   cmd->add_option("--hidden", a->hidden, "hidden size");
   cmd->add_option("--heads", a->heads, "attention heads");
@@ -97,11 +105,14 @@ void add_forge_command(CLI::App& app, Action* run) {
   cmd->add_option("--ffn", a->ffn, "feed-forward width");
   cmd->add_option("--context", a->context, "trained context length");
   cmd->add_option("--vocab-size", a->vocab_size, "embedding rows (padded beyond the tokenizer)");
-  cmd->add_option("--tied", a->tied, "tie output to embeddings: yes | no")->check(CLI::IsMember({"yes", "no"}));
+  cmd->add_option("--tied", a->tied, "tie output to embeddings: yes | no")
+      ->check(CLI::IsMember({"yes", "no"}));
   cmd->add_option("--type", a->type, "matrix type: f32 | f16 | bf16 | q8_0 | q4_0");
   cmd->add_option("--seed", a->seed, "random seed");
-  cmd->add_option("--vocab", a->vocab, "qwen3 (Hugging Face tokenizer.json) | bytes (small byte-level)");
-  cmd->add_option("--tokenizer-dir", a->tokenizer_dir, "folder with tokenizer.json and tokenizer_config.json")
+  cmd->add_option("--vocab", a->vocab,
+                  "qwen3 (Hugging Face tokenizer.json) | bytes (small byte-level)");
+  cmd->add_option("--tokenizer-dir", a->tokenizer_dir,
+                  "folder with tokenizer.json and tokenizer_config.json")
       ->default_val(std::string(DUET_DEFAULT_TOKENIZER_DIR));
   cmd->add_option("--chat-template", a->chat_template,
                   "Jinja chat template file to write into the model (default: the vocabulary's)");

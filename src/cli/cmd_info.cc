@@ -3,9 +3,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/commands.h"
 #include "model/qwen3_model.h"
@@ -36,7 +35,8 @@ int run_info(const InfoArgs& a) {
   j["gguf_version"] = g.version();
   j["alignment"] = g.alignment();
   std::string arch;
-  if (const GgufValue* v = g.find("general.architecture"); v && v->as_string()) arch = *v->as_string();
+  if (const GgufValue* v = g.find("general.architecture"); v && v->as_string())
+    arch = *v->as_string();
   j["architecture"] = arch;
   if (const GgufValue* v = g.find("general.name"); v && v->as_string()) j["name"] = *v->as_string();
 
@@ -55,16 +55,25 @@ int run_info(const InfoArgs& a) {
     e.first++;
     e.second += t.n_bytes;
     std::vector<int64_t> shape(t.ne.begin(), t.ne.begin() + t.n_dims);
-    tensors.push_back({{"name", t.name}, {"type", ggml_type_name(t.type)}, {"shape", shape}, {"bytes", t.n_bytes}});
+    tensors.push_back({{"name", t.name},
+                       {"type", ggml_type_name(t.type)},
+                       {"shape", shape},
+                       {"bytes", t.n_bytes}});
   }
   j["tensors"] = tensors;
-  for (const auto& [name, e] : by_type) j["tensor_types"][name] = {{"count", e.first}, {"bytes", e.second}};
+  for (const auto& [name, e] : by_type)
+    j["tensor_types"][name] = {{"count", e.first}, {"bytes", e.second}};
 
   auto vocab = read_vocab(g);
   if (vocab) {
-    j["tokenizer"] = {{"model", vocab->model}, {"pre", vocab->pre}, {"tokens", vocab->tokens.size()},
-                      {"merges", vocab->merges.size()}, {"control_tokens", vocab->count_of_type(3)},
-                      {"bos_id", vocab->bos_id}, {"eos_id", vocab->eos_id}, {"pad_id", vocab->pad_id}};
+    j["tokenizer"] = {{"model", vocab->model},
+                      {"pre", vocab->pre},
+                      {"tokens", vocab->tokens.size()},
+                      {"merges", vocab->merges.size()},
+                      {"control_tokens", vocab->count_of_type(3)},
+                      {"bos_id", vocab->bos_id},
+                      {"eos_id", vocab->eos_id},
+                      {"pad_id", vocab->pad_id}};
     if (vocab->eos_id >= 0) j["tokenizer"]["eos"] = std::string(vocab->tokens[vocab->eos_id]);
   } else {
     j["tokenizer"] = {{"error", vocab.message()}};
@@ -75,11 +84,19 @@ int run_info(const InfoArgs& a) {
   auto model = Qwen3Model::load(a.path, make_ref_backend());
   if (model) {
     const Qwen3Config& c = (*model)->config();
-    j["qwen3"] = {{"layers", c.n_layer}, {"hidden", c.n_embd}, {"heads", c.n_head},
-                  {"kv_heads", c.n_head_kv}, {"head_dim", c.head_dim}, {"ffn", c.n_ff},
-                  {"vocab", c.n_vocab}, {"context", c.n_ctx_train}, {"max_context", c.max_context()},
-                  {"rope_base", c.rope_base}, {"rms_eps", c.rms_eps},
-                  {"yarn_factor", c.rope_scaling.kind == RopeScaling::Kind::kYarn ? c.rope_scaling.factor : 0.0},
+    j["qwen3"] = {{"layers", c.n_layer},
+                  {"hidden", c.n_embd},
+                  {"heads", c.n_head},
+                  {"kv_heads", c.n_head_kv},
+                  {"head_dim", c.head_dim},
+                  {"ffn", c.n_ff},
+                  {"vocab", c.n_vocab},
+                  {"context", c.n_ctx_train},
+                  {"max_context", c.max_context()},
+                  {"rope_base", c.rope_base},
+                  {"rms_eps", c.rms_eps},
+                  {"yarn_factor",
+                   c.rope_scaling.kind == RopeScaling::Kind::kYarn ? c.rope_scaling.factor : 0.0},
                   {"tied_output", g.find_tensor("output.weight") == nullptr}};
     j["runnable"] = true;
     // Resident memory after loading: weights stay in the map and are paged in on use.
@@ -98,15 +115,19 @@ int run_info(const InfoArgs& a) {
             << ", GGUF v" << g.version() << ")\n";
   std::cout << "architecture:  " << (arch.empty() ? "(none)" : arch) << "\n";
   if (j.contains("name")) std::cout << "name:          " << j["name"].get<std::string>() << "\n";
-  if (model) std::cout << "qwen3:         " << (*model)->config().summary() << "\n";
-  else std::cout << "cannot run:    " << model.message() << "\n";
+  if (model)
+    std::cout << "qwen3:         " << (*model)->config().summary() << "\n";
+  else
+    std::cout << "cannot run:    " << model.message() << "\n";
   std::cout << "tensor types: ";
-  for (const auto& [name, e] : by_type) std::cout << " " << name << " x" << e.first << " (" << mib(static_cast<double>(e.second)) << ")";
+  for (const auto& [name, e] : by_type)
+    std::cout << " " << name << " x" << e.first << " (" << mib(static_cast<double>(e.second))
+              << ")";
   std::cout << "\n";
   if (vocab)
-    std::cout << "tokenizer:     " << vocab->model << "/" << vocab->pre << ", " << vocab->tokens.size()
-              << " tokens, " << vocab->merges.size() << " merges, " << vocab->count_of_type(3)
-              << " control tokens, eos " << vocab->eos_id << "\n";
+    std::cout << "tokenizer:     " << vocab->model << "/" << vocab->pre << ", "
+              << vocab->tokens.size() << " tokens, " << vocab->merges.size() << " merges, "
+              << vocab->count_of_type(3) << " control tokens, eos " << vocab->eos_id << "\n";
   else
     std::cout << "tokenizer:     " << vocab.message() << "\n";
   std::cout << "chat template: " << (j["chat_template"].get<bool>() ? "present" : "absent") << "\n";
@@ -120,8 +141,9 @@ int run_info(const InfoArgs& a) {
     std::cout << "tensors (" << g.tensors().size() << "):\n";
     for (const auto& t : g.tensors()) {
       char line[256];
-      std::snprintf(line, sizeof line, "  %-32s %-5s %-20s %s\n", t.name.c_str(), ggml_type_name(t.type),
-                    t.shape_string().c_str(), mib(static_cast<double>(t.n_bytes)).c_str());
+      std::snprintf(line, sizeof line, "  %-32s %-5s %-20s %s\n", t.name.c_str(),
+                    ggml_type_name(t.type), t.shape_string().c_str(),
+                    mib(static_cast<double>(t.n_bytes)).c_str());
       std::cout << line;
     }
   }
@@ -132,7 +154,8 @@ int run_info(const InfoArgs& a) {
 
 void add_info_command(CLI::App& app, Action* run) {
   auto args = std::make_shared<InfoArgs>();
-  CLI::App* cmd = app.add_subcommand("info", "show what a GGUF file holds: shapes, tensors, tokenizer, template");
+  CLI::App* cmd = app.add_subcommand(
+      "info", "show what a GGUF file holds: shapes, tensors, tokenizer, template");
   cmd->add_option("file", args->path, "GGUF model file")->required();
   cmd->add_flag("--json", args->json, "machine-readable output");
   cmd->add_flag("!--no-tensors", args->tensors, "omit the tensor table");

@@ -29,7 +29,8 @@ Result<std::vector<int32_t>> parse_token_list(const std::string& s) {
     size_t j = s.find(',', i);
     if (j == std::string::npos) j = s.size();
     const std::string item = s.substr(i, j - i);
-    if (item.empty() || item.size() > 10 || item.find_first_not_of("0123456789") != std::string::npos)
+    if (item.empty() || item.size() > 10 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
       return Status::error("--tokens: '" + item.substr(0, 20) + "' is not a token id");
     const long long v = std::stoll(item);
     if (v > 0x7FFFFFFF) return Status::error("--tokens: " + item + " is too large");
@@ -66,12 +67,14 @@ int run_logits(const LogitsArgs& a) {
 
 void add_logits_command(CLI::App& app, Action* run) {
   auto args = std::make_shared<LogitsArgs>();
-  CLI::App* cmd = app.add_subcommand("logits", "write the logits of a token list (float32, one row per position)");
+  CLI::App* cmd = app.add_subcommand(
+      "logits", "write the logits of a token list (float32, one row per position)");
   cmd->add_option("-m,--model", args->model, "GGUF model file")->required();
   cmd->add_option("--tokens", args->tokens, "comma-separated token ids")->required();
   cmd->add_option("--out", args->out, "output file")->required();
   cmd->add_option("--rope-scale", args->yarn_factor, "turn on YaRN with this factor (e.g. 4)");
-  cmd->add_option("--yarn-orig-ctx", args->yarn_original_ctx, "YaRN original context (default: from the file)");
+  cmd->add_option("--yarn-orig-ctx", args->yarn_original_ctx,
+                  "YaRN original context (default: from the file)");
   cmd->add_option("--backend", args->backend, "cpu (SIMD kernels, default) or ref (scalar oracle)")
       ->check(CLI::IsMember({"cpu", "ref"}));
   cmd->add_option("-t,--threads", args->threads, "threads for the cpu backend (default: all)");

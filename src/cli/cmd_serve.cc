@@ -41,20 +41,23 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
   cmd->add_option("--read-timeout", o->read_timeout_seconds,
                   "seconds a client may take to send one request (default 30)");
   cmd->add_option("--max-connections", o->max_connections, "open connections (default 512)");
-  cmd->add_option("--sse-keepalive-ms", o->sse_keepalive_ms,
-                  "keep-alive interval while a prompt prefills, ms (SSE comment; empty Ollama line)\n"
-                  "(default 5000; 0 off)");
+  cmd->add_option(
+      "--sse-keepalive-ms", o->sse_keepalive_ms,
+      "keep-alive interval while a prompt prefills, ms (SSE comment; empty Ollama line)\n"
+      "(default 5000; 0 off)");
   cmd->add_flag("--ref-backend", o->ref_backend, "use the scalar reference kernels (debugging)");
   cmd->footer(
       "Reasoning modes, per request (first present wins): chat_template_kwargs.enable_thinking;\n"
       "think (Ollama: true|false|\"low\"|\"medium\"|\"high\"|\"max\"), enable_thinking, mode\n"
-      "(\"thinking\"|\"non_thinking\"|\"auto\"), options.thinking_mode, reasoning_effort; then /think or\n"
+      "(\"thinking\"|\"non_thinking\"|\"auto\"), options.thinking_mode, reasoning_effort; then "
+      "/think or\n"
       "/no_think in the messages; then --think. thinking_budget / thinking_token_budget cap the\n"
       "reasoning tokens. Every response says which mode ran and why: the \"duet\" object of the\n"
       "final chunk or body, and the X-Duet-Thinking-Mode header.\n"
       "Reasoning output: reasoning_content + reasoning (OpenAI), thinking (Ollama);\n"
       "\"reasoning_format\": \"raw\" keeps it inline as <think>...</think> in the content;\n"
-      "\"include_reasoning\": false drops it. continue_final_message (OpenAI) or a final assistant\n"
+      "\"include_reasoning\": false drops it. continue_final_message (OpenAI) or a final "
+      "assistant\n"
       "message (Ollama) continues that message (a prefill).");
   cmd->callback([run, o, adjust] {
     if (adjust) adjust(*o);

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 
 namespace duet {
@@ -17,8 +16,7 @@ void add_logits_command(CLI::App& app, Action* run);
 void add_info_command(CLI::App& app, Action* run);
 void add_forge_command(CLI::App& app, Action* run);
 // `adjust` edits the options after parsing (a test binary sets what is not a flag).
-void add_serve_command(CLI::App& app, Action* run,
-                       std::function<void(ServeOptions&)> adjust = {});
+void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptions&)> adjust = {});
 void add_run_command(CLI::App& app, Action* run, std::function<void(ServeOptions&)> adjust = {});
 void add_tokenize_command(CLI::App& app, Action* run);
 void add_render_command(CLI::App& app, Action* run);

@@ -25,8 +25,8 @@ Result<std::unique_ptr<Engine>> Engine::create(Qwen3Model& model, const EngineCo
   std::unique_ptr<Engine> e(new Engine(model, config));
   int64_t n_blocks = config.kv_blocks;
   if (n_blocks <= 0)
-    n_blocks = KvStorage::blocks_for_budget(model.config(), config.kv_budget_bytes, config.block_size,
-                                            config.kv_type);
+    n_blocks = KvStorage::blocks_for_budget(model.config(), config.kv_budget_bytes,
+                                            config.block_size, config.kv_type);
   if (n_blocks < 1) return Status::error("the KV cache budget holds no block; raise it");
   auto kv = KvStorage::create(model.config(), n_blocks, config.block_size, config.kv_type);
   if (!kv) return kv.status();
@@ -84,7 +84,8 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerateRequest req) {
                          " prompt tokens (context " + std::to_string(limit) + ")");
   if (req.max_tokens < 1) return Status::error("max_tokens must be at least 1");
   if (req.min_tokens < 0) return Status::error("min_tokens must not be negative");
-  if (req.thinking_budget && *req.thinking_budget < 0) return Status::error("thinking budget must not be negative");
+  if (req.thinking_budget && *req.thinking_budget < 0)
+    return Status::error("thinking budget must not be negative");
   DUET_TRY(validate(req.sampling, c.n_vocab));
   req.max_tokens = std::min(req.max_tokens, limit - n_prompt);
 
@@ -94,7 +95,8 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerateRequest req) {
   live->seq.tokens = req.prompt;
   live->seq.n_prompt = n_prompt;
   live->in_reasoning = req.starts_in_reasoning;
-  uint64_t seed = req.sampling.seed ? *req.sampling.seed : std::random_device{}() * 0x9E3779B97F4A7C15ull;
+  uint64_t seed =
+      req.sampling.seed ? *req.sampling.seed : std::random_device{}() * 0x9E3779B97F4A7C15ull;
   live->sampler = std::make_unique<Sampler>(req.sampling, seed);
   live->req = std::move(req);
   std::shared_ptr<RequestHandle> handle = live->handle;
@@ -190,8 +192,9 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
                       std::find(l.req.stop_token_ids.begin(), l.req.stop_token_ids.end(), tok) !=
                           l.req.stop_token_ids.end();
   FinishReason finish = FinishReason::kNone;
-  if (is_end && (!l.req.ignore_eos || std::find(l.req.stop_token_ids.begin(), l.req.stop_token_ids.end(), tok) !=
-                                          l.req.stop_token_ids.end()))
+  if (is_end &&
+      (!l.req.ignore_eos || std::find(l.req.stop_token_ids.begin(), l.req.stop_token_ids.end(),
+                                      tok) != l.req.stop_token_ids.end()))
     finish = FinishReason::kStop;
   else if (l.generated >= l.req.max_tokens)
     finish = FinishReason::kLength;
@@ -217,7 +220,8 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
   ev.emitted = Clock::now();
   {
     std::lock_guard<std::mutex> lock(l.handle->mu_);
-    if (l.handle->stats_.first_token == Clock::time_point{}) l.handle->stats_.first_token = ev.emitted;
+    if (l.handle->stats_.first_token == Clock::time_point{})
+      l.handle->stats_.first_token = ev.emitted;
     l.handle->stats_.generated_tokens = l.generated;
     l.handle->stats_.reasoning_tokens = l.reasoning;
   }
@@ -255,9 +259,10 @@ bool Engine::step() {
     }
   }
   auto drop_finished = [&] {
-    live_.erase(std::remove_if(live_.begin(), live_.end(),
-                               [](const auto& l) { return l->seq.state == SequenceState::kFinished; }),
-                live_.end());
+    live_.erase(
+        std::remove_if(live_.begin(), live_.end(),
+                       [](const auto& l) { return l->seq.state == SequenceState::kFinished; }),
+        live_.end());
   };
   drop_finished();
 
@@ -270,7 +275,8 @@ bool Engine::step() {
     const auto now = Clock::now();
     for (const ScheduledChunk& c : plan.chunks) {
       ForwardChunk fc;
-      fc.tokens = std::span<const int32_t>(c.seq->tokens.data() + c.start, static_cast<size_t>(c.count));
+      fc.tokens =
+          std::span<const int32_t>(c.seq->tokens.data() + c.start, static_cast<size_t>(c.count));
       fc.start_pos = c.start;
       fc.block_table = c.seq->block_table;
       fc.logits = c.sample ? LogitsFor::kLast : LogitsFor::kNone;

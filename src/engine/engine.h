@@ -28,12 +28,11 @@ namespace duet {
 // Rewrites one sequence's logits before sampling, given its prompt and what it generated so
 // far. duet itself never sets one: a test binary does (tests/support/scripted_serve.cc), to
 // make a random model write a chosen reply (a tool call) through the production path.
-using LogitsOverride = std::function<void(std::span<const int32_t> prompt,
-                                          std::span<const int32_t> generated,
-                                          std::span<float> logits)>;
+using LogitsOverride = std::function<void(
+    std::span<const int32_t> prompt, std::span<const int32_t> generated, std::span<float> logits)>;
 
 struct EngineConfig {
-  int64_t kv_blocks = 0;             // 0: from kv_budget_bytes
+  int64_t kv_blocks = 0;  // 0: from kv_budget_bytes
   size_t kv_budget_bytes = size_t{1} << 30;
   int64_t block_size = 16;
   GgmlType kv_type = GgmlType::F16;

@@ -22,8 +22,8 @@ namespace duet {
 struct GenerateRequest {
   std::vector<int32_t> prompt;
   SamplingParams sampling;
-  int64_t max_tokens = 256;       // generated tokens (injected budget tokens included)
-  int64_t min_tokens = 0;         // end tokens are banned until this many were generated
+  int64_t max_tokens = 256;  // generated tokens (injected budget tokens included)
+  int64_t min_tokens = 0;    // end tokens are banned until this many were generated
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;  // besides the model's end tokens
   // Thinking budget: once this many tokens were generated inside <think>, the engine
@@ -44,10 +44,10 @@ struct TokenEvent {
   bool injected = false;        // tokens the engine wrote, not sampled
   float logprob = 0;
   std::vector<TokenLogprob> top_logprobs;
-  bool in_reasoning = false;    // the (first) token was generated inside <think>
+  bool in_reasoning = false;                  // the (first) token was generated inside <think>
   FinishReason finish = FinishReason::kNone;  // set on the last event of a request
-  std::string error;            // with kError
-  Clock::time_point emitted;    // when the engine produced it
+  std::string error;                          // with kError
+  Clock::time_point emitted;                  // when the engine produced it
 };
 
 // Per-request counts and times, final once the last event was pushed.

@@ -91,7 +91,8 @@ StepPlan Scheduler::schedule() {
       ok = ensure_blocks(s, s->n_computed + count);
     }
     if (!ok) continue;
-    plan.chunks.push_back({s, s->n_computed, count, s->n_computed + count == static_cast<int64_t>(s->tokens.size())});
+    plan.chunks.push_back(
+        {s, s->n_computed, count, s->n_computed + count == static_cast<int64_t>(s->tokens.size())});
     budget -= count;
   }
 
@@ -107,7 +108,8 @@ StepPlan Scheduler::schedule() {
     const bool ok = ensure_blocks(s, s->n_computed + count);
     assert(ok);
     (void)ok;
-    plan.chunks.push_back({s, s->n_computed, count, s->n_computed + count == static_cast<int64_t>(s->tokens.size())});
+    plan.chunks.push_back(
+        {s, s->n_computed, count, s->n_computed + count == static_cast<int64_t>(s->tokens.size())});
     budget -= count;
     return true;
   };

@@ -10,13 +10,13 @@ enum class SequenceState { kWaiting, kRunning, kFinished };
 
 struct Sequence {
   int64_t id = 0;
-  int64_t arrival = 0;               // admission order; the newest is preempted first
-  std::vector<int32_t> tokens;       // prompt, then generated (and injected) tokens
+  int64_t arrival = 0;          // admission order; the newest is preempted first
+  std::vector<int32_t> tokens;  // prompt, then generated (and injected) tokens
   int64_t n_prompt = 0;
-  int64_t n_computed = 0;            // leading tokens whose K/V are in the cache
-  std::vector<int32_t> block_table;  // block of positions [i·B, (i+1)·B)
+  int64_t n_computed = 0;              // leading tokens whose K/V are in the cache
+  std::vector<int32_t> block_table;    // block of positions [i·B, (i+1)·B)
   std::vector<uint64_t> block_hashes;  // chain hash of each full, computed block
-  int64_t n_prefix_hit_tokens = 0;   // prompt tokens reused from the prefix cache
+  int64_t n_prefix_hit_tokens = 0;     // prompt tokens reused from the prefix cache
   int64_t n_preemptions = 0;
   SequenceState state = SequenceState::kWaiting;
 

@@ -19,7 +19,9 @@ struct SplitMix64 {
     return z ^ (z >> 31);
   }
   // Uniform in [-1, 1).
-  float uniform() { return static_cast<float>(static_cast<double>(next() >> 11) * 0x1.0p-52 - 1.0); }
+  float uniform() {
+    return static_cast<float>(static_cast<double>(next() >> 11) * 0x1.0p-52 - 1.0);
+  }
 };
 
 uint64_t hash_name(const std::string& s) {
@@ -38,11 +40,16 @@ struct TensorPlan {
 // general.file_type: the "mostly X" code other tools show for a file of X matrices.
 uint32_t llama_file_type(GgmlType t) {
   switch (t) {
-    case GgmlType::F16: return 1;
-    case GgmlType::Q4_0: return 2;
-    case GgmlType::Q8_0: return 7;
-    case GgmlType::BF16: return 32;
-    default: return 0;  // all F32
+    case GgmlType::F16:
+      return 1;
+    case GgmlType::Q4_0:
+      return 2;
+    case GgmlType::Q8_0:
+      return 7;
+    case GgmlType::BF16:
+      return 32;
+    default:
+      return 0;  // all F32
   }
 }
 
@@ -83,13 +90,15 @@ Status forge_model(const ForgeOptions& o, const ForgeVocab& vocab, const std::st
   const int64_t block = ggml_traits(o.type).block_elems;
   for (int64_t cols : {s.n_embd, s.n_head * s.head_dim, s.n_ff})
     if (cols % block != 0)
-      return Status::error(std::string("type ") + ggml_type_name(o.type) + " needs row lengths that are a multiple of " +
-                           std::to_string(block) + "; " + std::to_string(cols) + " is not");
+      return Status::error(std::string("type ") + ggml_type_name(o.type) +
+                           " needs row lengths that are a multiple of " + std::to_string(block) +
+                           "; " + std::to_string(cols) + " is not");
 
   GgufWriter w;
   w.add_string("general.architecture", "qwen3");
   w.add_string("general.name", o.name);
-  w.add_string("general.description", "synthetic Qwen3 model with seeded random weights (duet forge)");
+  w.add_string("general.description",
+               "synthetic Qwen3 model with seeded random weights (duet forge)");
   w.add_u32("general.file_type", llama_file_type(o.type));
   w.add_u32("general.quantization_version", 2);
   w.add_u32("qwen3.block_count", static_cast<uint32_t>(s.n_layer));
@@ -113,9 +122,12 @@ Status forge_model(const ForgeOptions& o, const ForgeVocab& vocab, const std::st
   w.add_string_array("tokenizer.ggml.tokens", vocab.tokens);
   w.add_i32_array("tokenizer.ggml.token_type", vocab.types);
   w.add_string_array("tokenizer.ggml.merges", vocab.merges);
-  if (vocab.eos_id >= 0) w.add_u32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(vocab.eos_id));
-  if (vocab.pad_id >= 0) w.add_u32("tokenizer.ggml.padding_token_id", static_cast<uint32_t>(vocab.pad_id));
-  if (vocab.bos_id >= 0) w.add_u32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(vocab.bos_id));
+  if (vocab.eos_id >= 0)
+    w.add_u32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(vocab.eos_id));
+  if (vocab.pad_id >= 0)
+    w.add_u32("tokenizer.ggml.padding_token_id", static_cast<uint32_t>(vocab.pad_id));
+  if (vocab.bos_id >= 0)
+    w.add_u32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(vocab.bos_id));
   w.add_bool("tokenizer.ggml.add_bos_token", false);
   if (!vocab.chat_template.empty()) w.add_string("tokenizer.chat_template", vocab.chat_template);
 
@@ -152,11 +164,13 @@ Status forge_model(const ForgeOptions& o, const ForgeVocab& vocab, const std::st
     SplitMix64 rng{o.seed ^ hash_name(t.name)};
     const int64_t cols = t.ne[0];
     const int64_t rows = t.ne.size() > 1 ? t.ne[1] : 1;
-    const float amp = t.fill == TensorPlan::Fill::kNorm ? 0.1f : std::sqrt(3.0f / static_cast<float>(cols));
+    const float amp =
+        t.fill == TensorPlan::Fill::kNorm ? 0.1f : std::sqrt(3.0f / static_cast<float>(cols));
     data.reserve(ggml_row_bytes(t.type, cols) * static_cast<size_t>(rows));
     std::vector<float> row(static_cast<size_t>(cols));
     for (int64_t r = 0; r < rows; ++r) {
-      for (auto& x : row) x = (t.fill == TensorPlan::Fill::kNorm ? 1.0f : 0.0f) + amp * rng.uniform();
+      for (auto& x : row)
+        x = (t.fill == TensorPlan::Fill::kNorm ? 1.0f : 0.0f) + amp * rng.uniform();
       DUET_TRY(ref::quantize_row(t.type, row.data(), cols, data));
     }
     return Status::ok();

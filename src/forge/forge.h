@@ -24,7 +24,7 @@ struct ForgeShape {
   bool tied_output = true;
   double rope_base = 1000000.0;
   float rms_eps = 1e-6f;
-  double yarn_factor = 0;        // > 0: write YaRN scaling metadata
+  double yarn_factor = 0;  // > 0: write YaRN scaling metadata
   int64_t yarn_original_ctx = 0;
 };
 
@@ -39,6 +39,7 @@ struct ForgeOptions {
 };
 
 // Writes the model to `out_path` (atomically: a complete file or none).
-Status forge_model(const ForgeOptions& options, const ForgeVocab& vocab, const std::string& out_path);
+Status forge_model(const ForgeOptions& options, const ForgeVocab& vocab,
+                   const std::string& out_path);
 
 }  // namespace duet

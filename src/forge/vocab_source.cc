@@ -1,9 +1,8 @@
 #include "forge/vocab_source.h"
 
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace duet {
 namespace {
@@ -34,9 +33,9 @@ Result<nlohmann::json> read_json(const std::string& path) {
 }
 
 // Qwen3's added tokens that the template and parsers treat as markers (special or not).
-const char* const kQwenExtraTokens[] = {"<|endoftext|>", "<|im_start|>", "<|im_end|>",
-                                        "<tool_call>",   "</tool_call>", "<tool_response>",
-                                        "</tool_response>", "<think>",   "</think>"};
+const char* const kQwenExtraTokens[] = {"<|endoftext|>",    "<|im_start|>", "<|im_end|>",
+                                        "<tool_call>",      "</tool_call>", "<tool_response>",
+                                        "</tool_response>", "<think>",      "</think>"};
 
 std::string string_field(const nlohmann::json& j, const char* key, const std::string& fallback) {
   auto it = j.find(key);
@@ -50,8 +49,10 @@ const std::vector<std::string>& byte_to_unicode() {
     std::vector<std::string> t(256);
     int n = 0;
     for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-      t[b] = printable ? utf8_of(static_cast<uint32_t>(b)) : utf8_of(256u + static_cast<uint32_t>(n++));
+      const bool printable =
+          (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      t[b] = printable ? utf8_of(static_cast<uint32_t>(b))
+                       : utf8_of(256u + static_cast<uint32_t>(n++));
     }
     return t;
   }();
@@ -68,7 +69,8 @@ ForgeVocab make_byte_vocab() {
     const std::string s(t);
     const bool control = s.rfind("<|", 0) == 0;
     v.tokens.push_back(s);
-    v.types.push_back(static_cast<int32_t>(control ? TokenType::kControl : TokenType::kUserDefined));
+    v.types.push_back(
+        static_cast<int32_t>(control ? TokenType::kControl : TokenType::kUserDefined));
   }
   v.pad_id = v.bos_id = 256;  // <|endoftext|>
   v.eos_id = 258;             // <|im_end|>
@@ -83,12 +85,13 @@ Result<ForgeVocab> load_hf_vocab(const std::string& dir, int64_t n_vocab) {
   if (!tok->is_object() || !cfg->is_object())
     return Status::error("tokenizer.json and tokenizer_config.json must hold JSON objects");
   const nlohmann::json& model = (*tok)["model"];
-  if (!model.is_object() || string_field(model, "type", "") != "BPE" || !model["vocab"].is_object() ||
-      !model["merges"].is_array())
+  if (!model.is_object() || string_field(model, "type", "") != "BPE" ||
+      !model["vocab"].is_object() || !model["merges"].is_array())
     return Status::error("tokenizer.json: expected a BPE model with a vocab");
 
   std::vector<std::string> tokens(static_cast<size_t>(n_vocab));
-  std::vector<int32_t> types(static_cast<size_t>(n_vocab), static_cast<int32_t>(TokenType::kUnused));
+  std::vector<int32_t> types(static_cast<size_t>(n_vocab),
+                             static_cast<int32_t>(TokenType::kUnused));
   std::vector<bool> set(static_cast<size_t>(n_vocab), false);
   auto place = [&](int64_t id, const std::string& text, TokenType type) -> Status {
     if (id < 0 || id >= n_vocab)
@@ -104,7 +107,8 @@ Result<ForgeVocab> load_hf_vocab(const std::string& dir, int64_t n_vocab) {
     DUET_TRY(place(id.get<int64_t>(), text, TokenType::kNormal));
   }
   const nlohmann::json& added_tokens = (*tok)["added_tokens"];
-  if (!added_tokens.is_array()) return Status::error("tokenizer.json: added_tokens is not an array");
+  if (!added_tokens.is_array())
+    return Status::error("tokenizer.json: added_tokens is not an array");
   for (const auto& added : added_tokens) {
     if (!added.is_object() || !added["id"].is_number_integer() || !added["content"].is_string())
       return Status::error("tokenizer.json: malformed added_tokens entry");

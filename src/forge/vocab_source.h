@@ -12,7 +12,14 @@
 namespace duet {
 
 // GGUF token types (tokenizer.ggml.token_type).
-enum class TokenType : int32_t { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+enum class TokenType : int32_t {
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUserDefined = 4,
+  kUnused = 5,
+  kByte = 6
+};
 
 struct ForgeVocab {
   std::vector<std::string> tokens;  // id -> text, in GPT-2 byte-to-unicode form

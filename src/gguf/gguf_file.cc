@@ -194,7 +194,7 @@ Status read_value(Cursor& c, GgufValueType type, GgufValue* v) {
 }  // namespace
 
 const char* gguf_value_type_name(GgufValueType t) {
-  static const char* kNames[] = {"u8",  "i8",   "u16",   "i16", "u32", "i32", "f32",
+  static const char* kNames[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
                                  "bool", "string", "array", "u64", "i64", "f64"};
   const auto i = static_cast<uint32_t>(t);
   return i < 13 ? kNames[i] : "?";
@@ -340,7 +340,8 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes) {
   GgufFile f;
   Cursor c(bytes);
   uint32_t magic = 0;
-  if (bytes.size() < 4) return Status::error("not a GGUF file: only " + fmt_u64(bytes.size()) + " bytes");
+  if (bytes.size() < 4)
+    return Status::error("not a GGUF file: only " + fmt_u64(bytes.size()) + " bytes");
   DUET_TRY(c.read_le(&magic, "magic"));
   if (magic != kMagic) return Status::error("not a GGUF file: bad magic");
   DUET_TRY(c.read_le(&f.version_, "version"));
@@ -380,8 +381,7 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes) {
   }
 
   if (const GgufValue* a = f.find("general.alignment")) {
-    if (a->type != GgufValueType::UINT32)
-      return Status::error("general.alignment must be a u32");
+    if (a->type != GgufValueType::UINT32) return Status::error("general.alignment must be a u32");
     if (a->u == 0 || (a->u & (a->u - 1)) != 0 || a->u > kMaxAlignment)
       return Status::error("general.alignment " + fmt_u64(a->u) +
                            " is not a power of two between 1 and 1048576");
@@ -400,7 +400,8 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes) {
     uint32_t n_dims = 0;
     DUET_TRY(c.read_le(&n_dims, "tensor dimension count"));
     if (n_dims == 0 || n_dims > kMaxDims)
-      return Status::error(where + " has " + std::to_string(n_dims) + " dimensions (1 to 4 allowed)");
+      return Status::error(where + " has " + std::to_string(n_dims) +
+                           " dimensions (1 to 4 allowed)");
     info.n_dims = static_cast<int>(n_dims);
     uint64_t n_elements = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
@@ -436,8 +437,7 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes) {
     if (info.offset % f.alignment_ != 0)
       return Status::error(where + " offset " + fmt_u64(info.offset) + " is not aligned to " +
                            fmt_u64(f.alignment_));
-    if (!names.insert(info.name).second)
-      return Status::error(where + " appears twice");
+    if (!names.insert(info.name).second) return Status::error(where + " appears twice");
     f.tensors_.push_back(std::move(info));
   }
 

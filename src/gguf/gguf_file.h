@@ -58,7 +58,7 @@ struct GgufValue {
   std::string_view str;
   GgufArray arr;
 
-  std::optional<int64_t> as_int() const;  // any integer type that fits in int64
+  std::optional<int64_t> as_int() const;   // any integer type that fits in int64
   std::optional<double> as_float() const;  // float or integer types
   std::optional<bool> as_bool() const;
   std::optional<std::string_view> as_string() const;

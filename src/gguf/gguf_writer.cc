@@ -152,11 +152,13 @@ Status GgufWriter::write(const std::string& path, const Producer& produce) const
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
   if (!f) return Status::error("cannot create output file");
   auto sink = [&](const uint8_t* p, size_t n) -> Status {
-    if (n > 0 && std::fwrite(p, 1, n, f.get()) != n) return Status::error("write failed (disk full?)");
+    if (n > 0 && std::fwrite(p, 1, n, f.get()) != n)
+      return Status::error("write failed (disk full?)");
     return Status::ok();
   };
-  Status s = emit(header_bytes(), alignment_, tensors_.size(),
-                  [&](size_t i) { return tensors_[i].n_bytes; }, produce, sink);
+  Status s = emit(
+      header_bytes(), alignment_, tensors_.size(), [&](size_t i) { return tensors_[i].n_bytes; },
+      produce, sink);
   if (std::fflush(f.get()) != 0 && s.is_ok()) s = Status::error("write failed (disk full?)");
   f.reset();
   // Rename only a complete file into place, so an interrupted forge never leaves a
@@ -174,8 +176,9 @@ Result<std::vector<uint8_t>> GgufWriter::to_bytes(const Producer& produce) const
     out.insert(out.end(), p, p + n);
     return Status::ok();
   };
-  Status s = emit(header_bytes(), alignment_, tensors_.size(),
-                  [&](size_t i) { return tensors_[i].n_bytes; }, produce, sink);
+  Status s = emit(
+      header_bytes(), alignment_, tensors_.size(), [&](size_t i) { return tensors_[i].n_bytes; },
+      produce, sink);
   if (!s.is_ok()) return s;
   return out;
 }

@@ -33,7 +33,8 @@ struct PagedKvView {
   // Byte offset of KV head `head` at sequence position `pos` (from k or v).
   size_t offset(int64_t head, int64_t pos) const {
     return static_cast<size_t>(block_table[pos / block_size]) * block_stride +
-           static_cast<size_t>(head) * head_stride + static_cast<size_t>(pos % block_size) * pos_stride;
+           static_cast<size_t>(head) * head_stride +
+           static_cast<size_t>(pos % block_size) * pos_stride;
   }
   // Whether a head's positions inside a block follow each other without a gap (head-major).
   bool heads_contiguous(int64_t head_dim) const {
@@ -45,9 +46,14 @@ struct PagedKvView {
                                 int64_t block_size, int64_t n_head_kv, int64_t head_dim,
                                 const int32_t* block_table) {
     const size_t head_bytes = ggml_row_bytes(dtype, head_dim);
-    return {k, v, dtype, block_size, block_table,
+    return {k,
+            v,
+            dtype,
+            block_size,
+            block_table,
             head_bytes * static_cast<size_t>(block_size * n_head_kv),
-            head_bytes * static_cast<size_t>(block_size), head_bytes};
+            head_bytes * static_cast<size_t>(block_size),
+            head_bytes};
   }
   // Blocks of block_size rows of n_head_kv × head_dim values.
   static PagedKvView position_major(const uint8_t* k, const uint8_t* v, GgmlType dtype,
@@ -55,7 +61,8 @@ struct PagedKvView {
                                     const int32_t* block_table) {
     const size_t head_bytes = ggml_row_bytes(dtype, head_dim);
     const size_t row_bytes = head_bytes * static_cast<size_t>(n_head_kv);
-    return {k, v, dtype, block_size, block_table, row_bytes * static_cast<size_t>(block_size),
+    return {k,          v,           dtype,
+            block_size, block_table, row_bytes * static_cast<size_t>(block_size),
             head_bytes, row_bytes};
   }
 };

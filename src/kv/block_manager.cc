@@ -27,9 +27,7 @@ BlockManager::BlockManager(int64_t n_blocks, int64_t block_size)
   for (int64_t b = n_blocks - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
 }
 
-int64_t BlockManager::available() const {
-  return static_cast<int64_t>(free_.size() + lru_.size());
-}
+int64_t BlockManager::available() const { return static_cast<int64_t>(free_.size() + lru_.size()); }
 
 std::optional<int32_t> BlockManager::allocate() {
   int32_t b;
@@ -76,7 +74,8 @@ std::optional<int32_t> BlockManager::lookup(uint64_t hash, std::span<const int32
   auto it = by_hash_.find(hash);
   if (it == by_hash_.end()) return std::nullopt;
   const Block& blk = blocks_[it->second];
-  if (blk.tokens.size() != tokens.size() || !std::equal(tokens.begin(), tokens.end(), blk.tokens.begin()))
+  if (blk.tokens.size() != tokens.size() ||
+      !std::equal(tokens.begin(), tokens.end(), blk.tokens.begin()))
     return std::nullopt;  // a collision: never trust the hash alone
   ++hits_;
   return it->second;

@@ -23,11 +23,11 @@ uint64_t block_chain_hash(uint64_t parent, std::span<const int32_t> tokens);
 
 struct BlockManagerStats {
   int64_t total_blocks = 0;
-  int64_t free_blocks = 0;          // never used or evicted: available at once
-  int64_t cached_idle_blocks = 0;   // refcount 0 but holding a cached prefix (reclaimable)
-  int64_t used_blocks = 0;          // refcount > 0
-  int64_t prefix_queries = 0;       // blocks looked up
-  int64_t prefix_hits = 0;          // blocks found
+  int64_t free_blocks = 0;         // never used or evicted: available at once
+  int64_t cached_idle_blocks = 0;  // refcount 0 but holding a cached prefix (reclaimable)
+  int64_t used_blocks = 0;         // refcount > 0
+  int64_t prefix_queries = 0;      // blocks looked up
+  int64_t prefix_hits = 0;         // blocks found
   int64_t evictions = 0;
 };
 
@@ -66,15 +66,15 @@ class BlockManager {
     int32_t refs = 0;
     bool registered = false;
     uint64_t hash = 0;
-    std::vector<int32_t> tokens;                   // when registered
-    std::list<int32_t>::iterator lru_pos;          // when registered and refs == 0
+    std::vector<int32_t> tokens;           // when registered
+    std::list<int32_t>::iterator lru_pos;  // when registered and refs == 0
   };
   void unregister(int32_t block);
 
   int64_t block_size_;
   std::vector<Block> blocks_;
-  std::vector<int32_t> free_;                      // unregistered, refs == 0
-  std::list<int32_t> lru_;                         // registered, refs == 0; front = oldest
+  std::vector<int32_t> free_;  // unregistered, refs == 0
+  std::list<int32_t> lru_;     // registered, refs == 0; front = oldest
   std::unordered_map<uint64_t, int32_t> by_hash_;
   int64_t queries_ = 0, hits_ = 0, evictions_ = 0;
 };

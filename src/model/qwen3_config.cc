@@ -11,8 +11,9 @@ Result<int64_t> require_int(const GgufFile& f, const std::string& key, int64_t m
   const GgufValue* v = f.find(key);
   if (v == nullptr) return Status::error("missing metadata key " + key);
   auto n = v->as_int();
-  if (!n) return Status::error("metadata key " + key + " is a " + gguf_value_type_name(v->type) +
-                               ", expected an integer");
+  if (!n)
+    return Status::error("metadata key " + key + " is a " + gguf_value_type_name(v->type) +
+                         ", expected an integer");
   if (*n < min || *n > max)
     return Status::error("metadata key " + key + " = " + std::to_string(*n) + " is outside [" +
                          std::to_string(min) + ", " + std::to_string(max) + "]");
@@ -34,16 +35,17 @@ int64_t Qwen3Config::max_context() const {
   // Files converted with YaRN on usually carry the extended length as context_length
   // already; files that do not get original × factor.
   if (rope_scaling.kind == RopeScaling::Kind::kYarn)
-    return std::max(n_ctx_train, static_cast<int64_t>(static_cast<double>(rope_scaling.original_context) *
-                                                      rope_scaling.factor));
+    return std::max(n_ctx_train,
+                    static_cast<int64_t>(static_cast<double>(rope_scaling.original_context) *
+                                         rope_scaling.factor));
   return n_ctx_train;
 }
 
 std::string Qwen3Config::summary() const {
   std::ostringstream os;
-  os << "layers " << n_layer << ", hidden " << n_embd << ", heads " << n_head << " x "
-     << head_dim << " (kv heads " << n_head_kv << "), ffn " << n_ff << ", vocab " << n_vocab
-     << ", context " << n_ctx_train << ", rope base " << rope_base << ", rms eps " << rms_eps;
+  os << "layers " << n_layer << ", hidden " << n_embd << ", heads " << n_head << " x " << head_dim
+     << " (kv heads " << n_head_kv << "), ffn " << n_ff << ", vocab " << n_vocab << ", context "
+     << n_ctx_train << ", rope base " << rope_base << ", rms eps " << rms_eps;
   if (rope_scaling.kind == RopeScaling::Kind::kYarn)
     os << ", YaRN x" << rope_scaling.factor << " over " << rope_scaling.original_context;
   return os.str();
@@ -141,8 +143,7 @@ RopeTables compute_rope_tables(const Qwen3Config& cfg) {
   t.inv_freq.resize(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i)
     t.inv_freq[i] = 1.0 / std::pow(base, static_cast<double>(2 * i) / static_cast<double>(dim));
-  if (cfg.rope_scaling.kind != RopeScaling::Kind::kYarn || cfg.rope_scaling.factor <= 1.0)
-    return t;
+  if (cfg.rope_scaling.kind != RopeScaling::Kind::kYarn || cfg.rope_scaling.factor <= 1.0) return t;
 
   // YaRN: keep high-frequency dimensions (many rotations within the original context) as
   // they are, divide low-frequency ones by the factor, and blend linearly in between.
@@ -163,7 +164,8 @@ RopeTables compute_rope_tables(const Qwen3Config& cfg) {
     const double extrapolation_weight = 1.0 - ramp;
     const double extrapolated = t.inv_freq[i];
     const double interpolated = t.inv_freq[i] / factor;
-    t.inv_freq[i] = interpolated * (1.0 - extrapolation_weight) + extrapolated * extrapolation_weight;
+    t.inv_freq[i] =
+        interpolated * (1.0 - extrapolation_weight) + extrapolated * extrapolation_weight;
   }
   t.mscale = 0.1 * std::log(factor) + 1.0;
   return t;

@@ -16,13 +16,13 @@ struct RopeScaling {
   Kind kind = Kind::kNone;
   double factor = 1.0;
   int64_t original_context = 0;  // the context the model was trained on
-  double beta_fast = 32.0;        // YaRN ramp bounds, in rotations (Hugging Face defaults)
+  double beta_fast = 32.0;       // YaRN ramp bounds, in rotations (Hugging Face defaults)
   double beta_slow = 1.0;
 };
 
 struct Qwen3Config {
-  int64_t n_vocab = 0;      // rows of token_embd
-  int64_t n_embd = 0;       // hidden size
+  int64_t n_vocab = 0;  // rows of token_embd
+  int64_t n_embd = 0;   // hidden size
   int64_t n_layer = 0;
   int64_t n_head = 0;
   int64_t n_head_kv = 0;

@@ -64,8 +64,8 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
   be.matmul_same_input(qkv_w, h.data(), n, qkv_y);
 
   // Qwen3's QK-norm: RMSNorm over each head's vector before the rotation.
-  be.qk_norm_rope(q.data(), k.data(), L.q_norm.data(), L.k_norm.data(), n, c.n_head, c.n_head_kv, c.head_dim,
-                  c.rms_eps, b.positions.data(), rope_.inv_freq.data(), rope_.mscale);
+  be.qk_norm_rope(q.data(), k.data(), L.q_norm.data(), L.k_norm.data(), n, c.n_head, c.n_head_kv,
+                  c.head_dim, c.rms_eps, b.positions.data(), rope_.inv_freq.data(), rope_.mscale);
 
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim,
                              static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};
@@ -95,8 +95,9 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLay
   for (size_t ci = 0; ci < b.chunks.size(); ++ci) {
     const ForwardChunk& ch = b.chunks[ci];
     const int64_t row = b.first[ci];
-    calls.push_back({q.data() + row * c.q_width(), kv.view(il, ch.block_table.data()), b.positions.data() + row,
-                     static_cast<int64_t>(ch.tokens.size()), att.data() + row * c.q_width()});
+    calls.push_back({q.data() + row * c.q_width(), kv.view(il, ch.block_table.data()),
+                     b.positions.data() + row, static_cast<int64_t>(ch.tokens.size()),
+                     att.data() + row * c.q_width()});
   }
   be.attention_paged(calls, shape);
   be.matmul(L.wo, att.data(), n, h.data());
@@ -169,7 +170,8 @@ Status Qwen3Model::forward_batch(std::span<const ForwardChunk> chunks, KvStorage
   std::vector<float> picked(static_cast<size_t>(n_rows * c.n_embd)), h(picked.size());
   for (int64_t r = 0; r < n_rows; ++r)
     std::copy_n(x.data() + rows[r] * c.n_embd, c.n_embd, picked.data() + r * c.n_embd);
-  backend_->rmsnorm(picked.data(), weights_.output_norm.data(), n_rows, c.n_embd, c.rms_eps, h.data());
+  backend_->rmsnorm(picked.data(), weights_.output_norm.data(), n_rows, c.n_embd, c.rms_eps,
+                    h.data());
   backend_->matmul(weights_.output, h.data(), n_rows, logits.data());
   return Status::ok();
 }
@@ -178,8 +180,8 @@ size_t Qwen3Model::weight_bytes_read_per_token() const {
   auto bytes = [](const WeightMatrix& w) { return w.row_bytes * static_cast<size_t>(w.rows); };
   size_t total = bytes(weights_.output) + weights_.token_embd.row_bytes;
   for (const Qwen3Layer& l : weights_.layers)
-    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) +
-             bytes(l.w_down);
+    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) +
+             bytes(l.w_up) + bytes(l.w_down);
   return total;
 }
 
@@ -194,7 +196,8 @@ Status Qwen3Model::forward(std::span<const int32_t> tokens, SequenceKv& seq, boo
     seq.block_table_.resize(static_cast<size_t>(n_blocks));
     for (int64_t i = 0; i < n_blocks; ++i) seq.block_table_[i] = static_cast<int32_t>(i);
   }
-  ForwardChunk chunk{tokens, seq.length_, seq.block_table_, all_logits ? LogitsFor::kAll : LogitsFor::kLast};
+  ForwardChunk chunk{tokens, seq.length_, seq.block_table_,
+                     all_logits ? LogitsFor::kAll : LogitsFor::kLast};
   DUET_TRY(forward_batch(std::span<const ForwardChunk>(&chunk, 1), *seq.storage_, logits));
   seq.length_ += static_cast<int64_t>(tokens.size());
   return Status::ok();

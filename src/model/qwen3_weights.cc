@@ -12,12 +12,13 @@ std::string shape_str(int64_t cols, int64_t rows) {
 
 // Checks that tensor `name` exists with ne = [cols, rows] (rows 0: a vector) and a type
 // duet computes with.
-Result<const GgufTensorInfo*> find_checked(const GgufFile& f, const std::string& name,
-                                           int64_t cols, int64_t rows) {
+Result<const GgufTensorInfo*> find_checked(const GgufFile& f, const std::string& name, int64_t cols,
+                                           int64_t rows) {
   const GgufTensorInfo* t = f.find_tensor(name);
   if (t == nullptr) return Status::error("missing tensor " + name);
   const int want_dims = rows == 0 ? 1 : 2;
-  const bool shape_ok = t->n_dims == want_dims && t->ne[0] == cols && (rows == 0 || t->ne[1] == rows);
+  const bool shape_ok =
+      t->n_dims == want_dims && t->ne[0] == cols && (rows == 0 || t->ne[1] == rows);
   if (!shape_ok)
     return Status::error("tensor " + name + " has shape " + t->shape_string() + ", expected " +
                          shape_str(cols, rows));

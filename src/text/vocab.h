@@ -13,8 +13,8 @@
 namespace duet {
 
 struct Vocab {
-  std::string model;  // tokenizer.ggml.model, e.g. "gpt2"
-  std::string pre;    // tokenizer.ggml.pre, e.g. "qwen2"
+  std::string model;                     // tokenizer.ggml.model, e.g. "gpt2"
+  std::string pre;                       // tokenizer.ggml.pre, e.g. "qwen2"
   std::vector<std::string_view> tokens;  // into the mapped file
   std::vector<int32_t> types;            // GGUF token types (1 normal, 3 control, ...)
   std::vector<std::string_view> merges;

@@ -82,8 +82,8 @@ World* make_world() {
   return w;
 }
 
-void run(const World& w, const Json& body, Result<ApiRequest> (*parse)(const Json&, const RequestLimits&),
-         ThinkDefault think) {
+void run(const World& w, const Json& body,
+         Result<ApiRequest> (*parse)(const Json&, const RequestLimits&), ThinkDefault think) {
   auto r = parse(body, RequestLimits{});
   if (!r) {
     check(!r.message().empty());
@@ -121,8 +121,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto body = parse_request_body(text);
   if (!body) return 0;
-  const ThinkDefault think = size % 3 == 0 ? ThinkDefault::kOn : size % 3 == 1 ? ThinkDefault::kOff
-                                                                              : ThinkDefault::kAuto;
+  const ThinkDefault think = size % 3 == 0   ? ThinkDefault::kOn
+                             : size % 3 == 1 ? ThinkDefault::kOff
+                                             : ThinkDefault::kAuto;
   run(*world, *body, &parse_openai_chat, think);
   run(*world, *body, &parse_openai_completion, think);
   run(*world, *body, &parse_ollama_chat, think);

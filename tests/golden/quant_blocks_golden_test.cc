@@ -33,7 +33,8 @@ TEST(QuantBlocksGolden, EveryFormatDecodesExactly) {
         uint32_t a, b;
         std::memcpy(&a, &out[i], 4);
         std::memcpy(&b, &want, 4);
-        ASSERT_EQ(a, b) << "row " << r << " element " << i << ": got " << out[i] << ", want " << want;
+        ASSERT_EQ(a, b) << "row " << r << " element " << i << ": got " << out[i] << ", want "
+                        << want;
       }
     }
     seen.insert(type_name);

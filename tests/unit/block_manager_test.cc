@@ -1,10 +1,10 @@
 // Block manager: refcounts, the prefix cache's hash chain and LRU eviction.
+#include "kv/block_manager.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <set>
-
-#include "kv/block_manager.h"
 
 namespace duet {
 namespace {
@@ -87,8 +87,10 @@ TEST(BlockManager, RandomOperationsKeepInvariants) {
   for (int step = 0; step < 20000; ++step) {
     const int op = rng() % 4;
     if (op == 0) {
-      if (auto b = m.allocate()) held.push_back(*b);
-      else EXPECT_EQ(m.available(), 0);
+      if (auto b = m.allocate())
+        held.push_back(*b);
+      else
+        EXPECT_EQ(m.available(), 0);
     } else if (op == 1 && !held.empty()) {
       const size_t i = rng() % held.size();
       m.release(held[i]);
@@ -105,7 +107,8 @@ TEST(BlockManager, RandomOperationsKeepInvariants) {
       }
     }
     ASSERT_TRUE(m.check_invariants()) << "step " << step;
-    ASSERT_EQ(m.stats().used_blocks, static_cast<int64_t>(std::set<int32_t>(held.begin(), held.end()).size()));
+    ASSERT_EQ(m.stats().used_blocks,
+              static_cast<int64_t>(std::set<int32_t>(held.begin(), held.end()).size()));
   }
   for (int32_t b : held) m.release(b);
   EXPECT_EQ(m.stats().used_blocks, 0);

@@ -1,6 +1,6 @@
 // Qwen3 hyper-parameters from metadata, and the RoPE / YaRN tables.
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 
@@ -121,8 +121,12 @@ TEST(RopeTables, YarnRampAndScale) {
   const double low = std::floor(128 * std::log(32768 / (32 * 2 * M_PI)) / (2 * std::log(1e6)));
   const double high = std::ceil(128 * std::log(32768 / (1 * 2 * M_PI)) / (2 * std::log(1e6)));
   for (int i = 0; i < 64; ++i) {
-    if (i <= low) EXPECT_DOUBLE_EQ(t.inv_freq[i], p.inv_freq[i]) << i;
-    if (i >= high) EXPECT_DOUBLE_EQ(t.inv_freq[i], p.inv_freq[i] / 4.0) << i;
+    if (i <= low) {
+      EXPECT_DOUBLE_EQ(t.inv_freq[i], p.inv_freq[i]) << i;
+    }
+    if (i >= high) {
+      EXPECT_DOUBLE_EQ(t.inv_freq[i], p.inv_freq[i] / 4.0) << i;
+    }
     if (i > low && i < high) {
       EXPECT_LT(t.inv_freq[i], p.inv_freq[i]);
       EXPECT_GT(t.inv_freq[i], p.inv_freq[i] / 4.0);

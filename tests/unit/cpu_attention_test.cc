@@ -48,14 +48,16 @@ struct Case {
 std::string describe(const Case& c) {
   return std::string(ggml_type_name(c.dtype)) + " heads " + std::to_string(c.shape.n_head) + "/" +
          std::to_string(c.shape.n_head_kv) + " dim " + std::to_string(c.shape.head_dim) +
-         " block " + std::to_string(c.block_size) + (c.head_major ? " head-major" : " position-major");
+         " block " + std::to_string(c.block_size) +
+         (c.head_major ? " head-major" : " position-major");
 }
 
 std::vector<Case> all_cases() {
   const GgmlType types[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0};
   // Qwen3's shape; a wide group; an odd head size; equal heads; a head size with a
   // 32-wide body and an 8-wide remainder; a small head. A Q8_0 head is whole blocks.
-  const Shape shapes[] = {{16, 8, 128}, {8, 1, 32}, {6, 3, 20}, {2, 2, 64}, {4, 2, 40}, {8, 4, 16}, {4, 1, 64}};
+  const Shape shapes[] = {{16, 8, 128}, {8, 1, 32}, {6, 3, 20}, {2, 2, 64},
+                          {4, 2, 40},   {8, 4, 16}, {4, 1, 64}};
   std::vector<Case> cases;
   for (GgmlType t : types)
     for (const Shape& s : shapes)
@@ -82,9 +84,10 @@ struct TestCache {
     std::iota(block_table.begin(), block_table.end(), 0);
     std::shuffle(block_table.begin(), block_table.end(), rng);
     layout = c.head_major
-                 ? PagedKvView::head_major(nullptr, nullptr, dtype, bs, shape.n_head_kv, shape.head_dim, block_table.data())
-                 : PagedKvView::position_major(nullptr, nullptr, dtype, bs, shape.n_head_kv, shape.head_dim,
-                                               block_table.data());
+                 ? PagedKvView::head_major(nullptr, nullptr, dtype, bs, shape.n_head_kv,
+                                           shape.head_dim, block_table.data())
+                 : PagedKvView::position_major(nullptr, nullptr, dtype, bs, shape.n_head_kv,
+                                               shape.head_dim, block_table.data());
     const size_t row_bytes = ggml_row_bytes(dtype, width);
     k.assign(layout.block_stride * n_blocks, 0xA5);  // garbage where nobody may read
     v.assign(k.size(), 0x5A);
@@ -102,11 +105,13 @@ struct TestCache {
         if (c.head_major) {  // each head's bytes to its own place (heads are whole blocks)
           const size_t head_bytes = row_bytes / static_cast<size_t>(shape.n_head_kv);
           for (int64_t h = 0; h < shape.n_head_kv; ++h)
-            std::copy_n(bytes.begin() + h * head_bytes, head_bytes, dst->begin() + layout.offset(h, p));
+            std::copy_n(bytes.begin() + h * head_bytes, head_bytes,
+                        dst->begin() + layout.offset(h, p));
         } else {
           std::copy(bytes.begin(), bytes.end(), dst->begin() + layout.offset(0, p));
         }
-        ref::dequantize_row(dtype, bytes.data(), (dst == &k ? k_f32 : v_f32).data() + p * width, width);
+        ref::dequantize_row(dtype, bytes.data(), (dst == &k ? k_f32 : v_f32).data() + p * width,
+                            width);
       }
     }
   }
@@ -120,7 +125,8 @@ struct TestCache {
 };
 
 AttentionShape shape_of(const Shape& s) {
-  return {s.n_head, s.n_head_kv, s.head_dim, static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)))};
+  return {s.n_head, s.n_head_kv, s.head_dim,
+          static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)))};
 }
 
 // Queries of n_head heads at `positions`, one row per token.
@@ -134,13 +140,14 @@ std::vector<float> random_queries(const Shape& s, size_t n_tokens, std::mt19937&
 // `got` against the double-precision reference over the cache's decoded values, within the
 // bound derived in the header comment.
 void expect_matches_reference(const TestCache& cache, const std::vector<float>& q,
-                              const std::vector<int32_t>& positions, const std::vector<float>& got) {
+                              const std::vector<int32_t>& positions,
+                              const std::vector<float>& got) {
   const Shape& s = cache.shape;
   const AttentionShape shape = shape_of(s);
   const int64_t width = s.n_head_kv * s.head_dim, n = static_cast<int64_t>(positions.size());
   std::vector<float> want(q.size());
-  ref::attention(q.data(), cache.k_f32.data(), cache.v_f32.data(), width, positions.data(), n, s.n_head,
-                 s.n_head_kv, s.head_dim, shape.scale, want.data());
+  ref::attention(q.data(), cache.k_f32.data(), cache.v_f32.data(), width, positions.data(), n,
+                 s.n_head, s.n_head_kv, s.head_dim, shape.scale, want.data());
   const int64_t group = s.n_head / s.n_head_kv;
   int64_t checked = 0;
   for (int64_t t = 0; t < n; ++t)
@@ -162,8 +169,8 @@ void expect_matches_reference(const TestCache& cache, const std::vector<float>& 
         const size_t i = static_cast<size_t>((t * s.n_head + h) * s.head_dim + d);
         const double bound = max_v * 2 * eps + kU * std::fabs(want[i]);
         ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]), bound)
-            << "token " << t << " (position " << positions[t] << ") head " << h << " dim " << d << ": got "
-            << got[i] << ", want " << want[i];
+            << "token " << t << " (position " << positions[t] << ") head " << h << " dim " << d
+            << ": got " << got[i] << ", want " << want[i];
         ++checked;
       }
     }
@@ -194,8 +201,8 @@ class CpuAttention : public ::testing::TestWithParam<CpuIsa> {
     std::vector<float> got(q.size(), NAN);
     ThreadPool pool(3);
     auto be = make_cpu_backend(pool, GetParam());
-    const PagedAttentionCall call{q.data(), cache.view(), positions.data(), static_cast<int64_t>(positions.size()),
-                                  got.data()};
+    const PagedAttentionCall call{q.data(), cache.view(), positions.data(),
+                                  static_cast<int64_t>(positions.size()), got.data()};
     be->attention_paged(std::span<const PagedAttentionCall>(&call, 1), shape_of(c.shape));
     expect_matches_reference(cache, q, positions, got);
   }
@@ -225,7 +232,8 @@ TEST_P(CpuAttention, DecodeOneToken) {
 // different lengths, each over its own cache, all sharing the pool's threads.
 TEST_P(CpuAttention, SequencesOfOneStepTogether) {
   const Case c{GgmlType::F16, {16, 8, 128}, 16, true};
-  const std::vector<std::vector<int32_t>> positions = {{40}, range(0, 19), {3}, range(30, 5), {0}, {77}};
+  const std::vector<std::vector<int32_t>> positions = {{40},         range(0, 19), {3},
+                                                       range(30, 5), {0},          {77}};
   std::mt19937 rng(12);
   std::vector<TestCache> caches;
   std::vector<std::vector<float>> qs, outs;
@@ -236,8 +244,8 @@ TEST_P(CpuAttention, SequencesOfOneStepTogether) {
   }
   std::vector<PagedAttentionCall> calls;
   for (size_t i = 0; i < positions.size(); ++i)
-    calls.push_back({qs[i].data(), caches[i].view(), positions[i].data(), static_cast<int64_t>(positions[i].size()),
-                     outs[i].data()});
+    calls.push_back({qs[i].data(), caches[i].view(), positions[i].data(),
+                     static_cast<int64_t>(positions[i].size()), outs[i].data()});
   ThreadPool pool(3);
   auto be = make_cpu_backend(pool, GetParam());
   be->attention_paged(calls, shape_of(c.shape));
@@ -268,7 +276,9 @@ TEST_P(CpuAttention, ContiguousKvMatchesReference) {
 
 const CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16};
 INSTANTIATE_TEST_SUITE_P(AllPaths, CpuAttention, ::testing::ValuesIn(kAllIsas),
-                         [](const ::testing::TestParamInfo<CpuIsa>& i) { return cpu_isa_name(i.param); });
+                         [](const ::testing::TestParamInfo<CpuIsa>& i) {
+                           return cpu_isa_name(i.param);
+                         });
 
 // The vector exp against double precision, from the masked −∞ to 0 (scores minus their
 // maximum never exceed 0), and the sum it returns.
@@ -314,7 +324,8 @@ TEST(CpuAttentionPieces, ScoresFromKeyRowsAreDotProducts) {
     std::normal_distribution<float> normal;
     for (int64_t dim : {128, 100}) {
       for (int64_t nq = 1; nq <= 5; ++nq) {
-        std::vector<float> q(static_cast<size_t>(nq * dim)), keys(static_cast<size_t>(cpu::kAttnKeys * dim));
+        std::vector<float> q(static_cast<size_t>(nq * dim)),
+            keys(static_cast<size_t>(cpu::kAttnKeys * dim));
         for (float& x : q) x = normal(rng);
         for (float& x : keys) x = normal(rng);
         std::vector<float> s(static_cast<size_t>(nq * cpu::kAttnKeys), NAN);
@@ -348,8 +359,8 @@ TEST(CpuAttentionPieces, DecodeTaskFusedForF16AndBf16HeadMajorCaches) {
     TestCache cache(c, 40, rng);
     std::vector<float> q(static_cast<size_t>(rows * c.shape.head_dim), 0.1f), out(q.size(), NAN);
     std::vector<int32_t> last(static_cast<size_t>(rows), 39);
-    const bool taken =
-        k.attn_decode(q.data(), rows, cache.view(), 0, c.shape.head_dim, last.data(), {}, out.data());
+    const bool taken = k.attn_decode(q.data(), rows, cache.view(), 0, c.shape.head_dim, last.data(),
+                                     {}, out.data());
     if (taken) {  // equal queries and visibility: every row is the same mean of values
       for (int r = 1; r < rows; ++r)
         for (int64_t d = 0; d < c.shape.head_dim; ++d)

@@ -197,7 +197,8 @@ void check_cols(const CpuKernels& k, GgmlType type, int64_t cols, bool every_sha
   EXPECT_EQ(run_matmul(k, pool1, w, kMaxRows, x, kMaxTokens, packed), y) << "1 thread vs 3 threads";
   for (int64_t rows = 1; rows <= kMaxRows; ++rows) {
     for (int64_t T = 1; T <= kMaxTokens; ++T) {
-      if (!every_shape && !(rows % 4 == 1 && (T == 1 || T == 4 || T == 5 || T == 9 || T == 17))) continue;
+      if (!every_shape && !(rows % 4 == 1 && (T == 1 || T == 4 || T == 5 || T == 9 || T == 17)))
+        continue;
       const std::vector<float> part = run_matmul(k, pool3, w, rows, x, T, packed);
       for (int64_t t = 0; t < T; ++t)
         for (int64_t r = 0; r < rows; ++r)
@@ -402,7 +403,7 @@ TEST_P(CpuIsaTest, F32ToF16MatchesHalfH) {
   }
   x[0] = 65520.0f;  // halfway to the next step past 65504: infinity
   x[1] = -INFINITY;
-  x[2] = std::ldexp(1.0f, -25);  // half of the smallest subnormal: ties to zero
+  x[2] = std::ldexp(1.0f, -25);         // half of the smallest subnormal: ties to zero
   x[3] = 1.0f + std::ldexp(1.0f, -11);  // halfway between 1 and the next F16: ties to even
   x[4] = NAN;
   std::vector<uint16_t> got(x.size());
@@ -450,7 +451,8 @@ TEST_P(CpuIsaTest, KvRowWritesMatchTheReferenceQuantizer) {
   for (GgmlType dtype : {GgmlType::F16, GgmlType::BF16, GgmlType::F32, GgmlType::Q8_0}) {
     for (int64_t n_rows : {1, 16, 128, 301}) {
       SCOPED_TRACE(std::string(ggml_type_name(dtype)) + " rows " + std::to_string(n_rows));
-      const std::vector<float> x = random_activations(static_cast<size_t>(n_rows * n), static_cast<uint32_t>(n_rows));
+      const std::vector<float> x =
+          random_activations(static_cast<size_t>(n_rows * n), static_cast<uint32_t>(n_rows));
       std::vector<uint8_t> want;
       ASSERT_TRUE(ref::quantize_row(dtype, x.data(), n, want).ok());
       const size_t row_bytes = want.size(), stride = row_bytes + 8;
@@ -520,11 +522,14 @@ TEST_P(CpuIsaTest, QkNormRopeEqualsNormsThenRotations) {
   auto be = make_cpu_backend(pool, GetParam());
   const int64_t head_dim = 128;
   std::vector<double> inv_freq(head_dim / 2);
-  for (int64_t i = 0; i < head_dim / 2; ++i) inv_freq[i] = std::pow(1e6, -2.0 * i / static_cast<double>(head_dim));
-  const std::vector<float> qw = random_uniform(head_dim, 5, 0.5f, 1.5f), kw = random_uniform(head_dim, 6, 0.5f, 1.5f);
+  for (int64_t i = 0; i < head_dim / 2; ++i)
+    inv_freq[i] = std::pow(1e6, -2.0 * i / static_cast<double>(head_dim));
+  const std::vector<float> qw = random_uniform(head_dim, 5, 0.5f, 1.5f),
+                           kw = random_uniform(head_dim, 6, 0.5f, 1.5f);
   for (int64_t T : {1, 8, 37}) {
     for (auto [n_head, n_head_kv] : {std::pair<int64_t, int64_t>{16, 8}, {4, 4}}) {
-      SCOPED_TRACE("T " + std::to_string(T) + " heads " + std::to_string(n_head) + "/" + std::to_string(n_head_kv));
+      SCOPED_TRACE("T " + std::to_string(T) + " heads " + std::to_string(n_head) + "/" +
+                   std::to_string(n_head_kv));
       std::vector<int32_t> pos(static_cast<size_t>(T));
       for (int64_t t = 0; t < T; ++t) pos[t] = static_cast<int32_t>(3 + 7 * t);
       const std::vector<float> q0 = random_activations(T * n_head * head_dim, 11);
@@ -534,8 +539,8 @@ TEST_P(CpuIsaTest, QkNormRopeEqualsNormsThenRotations) {
       be->rmsnorm(k_want.data(), kw.data(), T * n_head_kv, head_dim, 1e-6f, k_want.data());
       be->rope_neox(q_want.data(), T, n_head, head_dim, pos.data(), inv_freq.data(), 1.1);
       be->rope_neox(k_want.data(), T, n_head_kv, head_dim, pos.data(), inv_freq.data(), 1.1);
-      be->qk_norm_rope(q_got.data(), k_got.data(), qw.data(), kw.data(), T, n_head, n_head_kv, head_dim, 1e-6f,
-                       pos.data(), inv_freq.data(), 1.1);
+      be->qk_norm_rope(q_got.data(), k_got.data(), qw.data(), kw.data(), T, n_head, n_head_kv,
+                       head_dim, 1e-6f, pos.data(), inv_freq.data(), 1.1);
       EXPECT_EQ(q_got, q_want);
       EXPECT_EQ(k_got, k_want);
     }

@@ -102,10 +102,11 @@ TEST(EngineLongContext, YarnPromptMemoryFollowsTheBlocksItUses) {
   EXPECT_NE(refused.message().find("16384"), std::string::npos) << refused.message();
 
   const double added = rss_after - rss_before;
-  std::printf("[ long context ] %lld-token prompt, YaRN x4: KV pool reserved %.1f MiB, blocks used "
-              "%lld (%.1f MiB), resident memory added %.1f MiB\n",
-              static_cast<long long>(n_prompt), reserved / kMiB, static_cast<long long>(peak_used),
-              needed / kMiB, added / kMiB);
+  std::printf(
+      "[ long context ] %lld-token prompt, YaRN x4: KV pool reserved %.1f MiB, blocks used "
+      "%lld (%.1f MiB), resident memory added %.1f MiB\n",
+      static_cast<long long>(n_prompt), reserved / kMiB, static_cast<long long>(peak_used),
+      needed / kMiB, added / kMiB);
   // Bounded by the blocks it used (plus activations, logits and allocator slack), far below
   // the reservation; and the KV pages really were touched. The sanitizers' shadow memory
   // (and ASan's quarantine) make resident memory meaningless, so a sanitized build (ASan in

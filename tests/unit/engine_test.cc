@@ -1,14 +1,14 @@
 // The engine end to end on real (small) models: batching must not change results, the
 // prefix cache must not change results, cancellation frees everything, the thinking
 // budget injects Qwen's closing phrase.
-#include <gtest/gtest.h>
+#include "engine/engine.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <map>
 
 #include "base/thread_pool.h"
-#include "engine/engine.h"
 #include "forge/forge.h"
 #include "support/test_util.h"
 
@@ -25,7 +25,8 @@ std::unique_ptr<Qwen3Model> load(const std::string& path) {
 // so the file name carries the process id).
 std::string forged_model_path() {
   static const std::string path = [] {
-    const std::string p = ::testing::TempDir() + "/engine_forged_" + std::to_string(getpid()) + ".gguf";
+    const std::string p =
+        ::testing::TempDir() + "/engine_forged_" + std::to_string(getpid()) + ".gguf";
     ForgeOptions o;
     o.shape.n_layer = 2;
     o.shape.n_embd = 64;

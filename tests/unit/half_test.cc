@@ -1,9 +1,9 @@
 // fp16 / bf16 conversions: exhaustive over every 16-bit pattern.
+#include "base/half.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "base/half.h"
 
 namespace duet {
 namespace {

@@ -28,10 +28,9 @@ TEST(KvStorage, TypesStayCloseToF32) {
   const auto ref = logits_with(**m, GgmlType::F32, toks);
   // Relative rounding of one stored value: F16 2^-11, BF16 2^-8, Q8_0 up to 1/254 of the
   // block's largest value. Logit errors stay within a few times that.
-  const std::pair<GgmlType, double> cases[] = {
-      {GgmlType::F16, 4 * std::ldexp(1.0, -11)},
-      {GgmlType::BF16, 4 * std::ldexp(1.0, -8)},
-      {GgmlType::Q8_0, 4.0 / 254}};
+  const std::pair<GgmlType, double> cases[] = {{GgmlType::F16, 4 * std::ldexp(1.0, -11)},
+                                               {GgmlType::BF16, 4 * std::ldexp(1.0, -8)},
+                                               {GgmlType::Q8_0, 4.0 / 254}};
   for (const auto& [type, bound] : cases) {
     const auto got = logits_with(**m, type, toks);
     double err = 0, norm = 0;
@@ -82,7 +81,8 @@ TEST(KvStorage, HeadMajorBlocks) {
     EXPECT_EQ((*kv)->head(layer, 0, 5, 1) + head_bytes, (*kv)->head(layer, 0, 6, 1));
     EXPECT_TRUE(view.heads_contiguous(c.head_dim));
   }
-  EXPECT_EQ((*kv)->bytes_per_block(), head_bytes * 16 * static_cast<size_t>(c.n_head_kv * 2 * c.n_layer));
+  EXPECT_EQ((*kv)->bytes_per_block(),
+            head_bytes * 16 * static_cast<size_t>(c.n_head_kv * 2 * c.n_layer));
 }
 
 }  // namespace

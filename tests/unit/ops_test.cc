@@ -1,11 +1,12 @@
 // Reference ops checked against properties that hold exactly (or to rounding), so the
 // oracle itself is tested rather than trusted.
+#include "kernels/ref/ops.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "kernels/ref/ops.h"
 #include "kernels/ref/quantize.h"
 
 namespace duet {
@@ -99,12 +100,14 @@ TEST(RefOps, AttentionIsCausalAndUsesItsKvHead) {
   auto k = randn(ctx * n_kv * hd, 11), v = randn(ctx * n_kv * hd, 12);
   std::vector<float> out1(n_head * hd), out2(n_head * hd);
   const int32_t pos = 1;  // sees rows 0 and 1 only
-  ref::attention(q.data(), k.data(), v.data(), n_kv * hd, &pos, 1, n_head, n_kv, hd, 1.0f, out1.data());
+  ref::attention(q.data(), k.data(), v.data(), n_kv * hd, &pos, 1, n_head, n_kv, hd, 1.0f,
+                 out1.data());
   for (int i = 0; i < n_kv * hd; ++i) {  // row 2 must not matter
     k[2 * n_kv * hd + i] = 100.0f;
     v[2 * n_kv * hd + i] = -100.0f;
   }
-  ref::attention(q.data(), k.data(), v.data(), n_kv * hd, &pos, 1, n_head, n_kv, hd, 1.0f, out2.data());
+  ref::attention(q.data(), k.data(), v.data(), n_kv * hd, &pos, 1, n_head, n_kv, hd, 1.0f,
+                 out2.data());
   for (int i = 0; i < n_head * hd; ++i) EXPECT_EQ(out1[i], out2[i]);
   // Head 2 equals a single-KV-head computation on KV head 1.
   std::vector<float> k1(2 * hd), v1(2 * hd), o(hd);

@@ -34,7 +34,8 @@ void expect_within_half_step(GgmlType type, int max_code, int64_t n) {
       const float d = amax / static_cast<float>(max_code);
       for (int j = 0; j < 32; ++j) {
         const float bound = d * 0.5f + amax * std::ldexp(1.0f, -10) + 1e-30f;
-        ASSERT_LE(std::fabs(y[b + j] - x[b + j]), bound) << ggml_type_name(type) << " seed " << seed << " i " << b + j;
+        ASSERT_LE(std::fabs(y[b + j] - x[b + j]), bound)
+            << ggml_type_name(type) << " seed " << seed << " i " << b + j;
       }
     }
   }
@@ -66,7 +67,9 @@ TEST(Quantize, FloatFormatsRoundTrip) {
     ASSERT_TRUE(ref::quantize_row(t, x.data(), 100, q).is_ok());
     std::vector<float> y(100);
     ref::dequantize_row(t, q.data(), y.data(), 100);
-    const float rel = t == GgmlType::F32 ? 0.0f : t == GgmlType::F16 ? std::ldexp(1.0f, -11) : std::ldexp(1.0f, -8);
+    const float rel = t == GgmlType::F32   ? 0.0f
+                      : t == GgmlType::F16 ? std::ldexp(1.0f, -11)
+                                           : std::ldexp(1.0f, -8);
     for (int i = 0; i < 100; ++i) ASSERT_LE(std::fabs(y[i] - x[i]), std::fabs(x[i]) * rel + 1e-7f);
   }
 }
@@ -91,7 +94,8 @@ TEST(Quantize, UnsupportedTypeIsAnError) {
 // dot_row equals the dot product of the decoded row, for every computable type and for
 // lengths that are not a multiple of the plain-type chunk.
 TEST(DotRow, MatchesDecodedDot) {
-  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0}) {
+  for (GgmlType t :
+       {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0}) {
     for (int64_t n : {32, 64, 288, 544}) {
       const auto w = random_row(n, static_cast<uint32_t>(n), 0.5f);
       const auto x = random_row(n, 99, 1.0f);

@@ -1,11 +1,11 @@
 // Scheduler: budgets, chunked prefill, prefix reuse, preemption, cancellation — and a
 // randomized run checking that no block leaks or is freed twice.
+#include "engine/scheduler.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <random>
-
-#include "engine/scheduler.h"
 
 namespace duet {
 namespace {
@@ -156,7 +156,8 @@ TEST(Scheduler, RandomizedNoLeaksNoDoubleFrees) {
   for (int step = 0; step < 5000; ++step) {
     if (rng() % 2 == 0 && live.size() < 40) {
       // Prompts often share a prefix so the cache is exercised.
-      auto s = make_seq(next_id++, 1 + rng() % 60, (rng() % 2) ? 1 : static_cast<int32_t>(rng() % 1000));
+      auto s =
+          make_seq(next_id++, 1 + rng() % 60, (rng() % 2) ? 1 : static_cast<int32_t>(rng() % 1000));
       sch.add(s.get());
       live.push_back(std::move(s));
     }
@@ -176,7 +177,8 @@ TEST(Scheduler, RandomizedNoLeaksNoDoubleFrees) {
     // Finish sequences that reached their length; cap so no sequence outgrows the pool.
     for (size_t i = 0; i < live.size();) {
       Sequence* s = live[i].get();
-      if (s->tokens.size() >= s->n_prompt + 1 + (s->id % 60) || s->tokens.size() >= 150) {
+      const auto length = static_cast<int64_t>(s->tokens.size());
+      if (length >= s->n_prompt + 1 + (s->id % 60) || length >= 150) {
         sch.remove(s);
         live.erase(live.begin() + i);
       } else {

@@ -13,7 +13,6 @@ namespace {
 // prompt still makes many tasks.
 constexpr int64_t kRowsPerTask = 64;
 
-
 int64_t group_of(const PagedAttentionArgs& a) { return a.n_head / a.n_head_kv; }
 
 int64_t tokens_per_task(const PagedAttentionArgs& a) {
@@ -42,8 +41,8 @@ void decode(const CpuKernels& k, GgmlType dtype, const uint8_t* src, int64_t n, 
 
 // One KV head's keys or values at positions p0..p0+n−1 as float rows (n × head_dim). A
 // head-major cache keeps a block's positions of one head together: one decode per block.
-void load_heads(const CpuKernels& k, const PagedAttentionArgs& a, const uint8_t* base,
-                int64_t head, int64_t p0, int64_t n, float* out) {
+void load_heads(const CpuKernels& k, const PagedAttentionArgs& a, const uint8_t* base, int64_t head,
+                int64_t p0, int64_t n, float* out) {
   const int64_t dim = a.head_dim;
   const PagedKvView& kv = a.kv;
   const bool runs = kv.heads_contiguous(dim);
@@ -150,8 +149,8 @@ int64_t paged_attention_tasks(const PagedAttentionArgs& a) {
 
 AttnChunkRef paged_attention_first_chunk(const PagedAttentionArgs& a, int64_t task) {
   const PagedKvView& kv = a.kv;
-  if ((kv.dtype != GgmlType::F16 && kv.dtype != GgmlType::BF16) || !kv.heads_contiguous(a.head_dim) ||
-      kv.block_size % kAttnKeys != 0)
+  if ((kv.dtype != GgmlType::F16 && kv.dtype != GgmlType::BF16) ||
+      !kv.heads_contiguous(a.head_dim) || kv.block_size % kAttnKeys != 0)
     return {};
   const size_t at = kv.offset(task % a.n_head_kv, 0);
   return {kv.k + at, kv.v + at};

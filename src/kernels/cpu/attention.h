@@ -17,8 +17,8 @@
 namespace duet::cpu {
 
 struct PagedAttentionArgs {
-  const float* q = nullptr;  // [n_tokens × n_head × head_dim]
-  PagedKvView kv;            // F32, F16, BF16 or Q8_0
+  const float* q = nullptr;            // [n_tokens × n_head × head_dim]
+  PagedKvView kv;                      // F32, F16, BF16 or Q8_0
   const int32_t* positions = nullptr;  // query t sees keys 0..positions[t]
   int64_t n_tokens = 0;
   int64_t n_head = 0, n_head_kv = 0, head_dim = 0;

@@ -31,7 +31,8 @@ inline float hsum(__m256 v) {
 void f16_to_f32(const uint16_t* x, int64_t n, float* out) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+    _mm256_storeu_ps(out + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
   for (; i < n; ++i) out[i] = _cvtsh_ss(x[i]);
 }
 
@@ -46,7 +47,8 @@ void f32_to_f16(const float* x, int64_t n, uint16_t* out) {
 void bf16_to_f32(const uint16_t* x, int64_t n, float* out) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+    const __m256i w =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
     _mm256_storeu_ps(out + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
   }
   for (; i < n; ++i) {
@@ -74,7 +76,8 @@ void scores_four_keys(const float* q, const float* k, int64_t dim, float* s) {
   }
   for (int i = 0; i < NQ; ++i) {
     // [a0 a1 a2 a3] → the four sums in one vector.
-    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a[i][0], a[i][1]), _mm256_hadd_ps(a[i][2], a[i][3]));
+    const __m256 h =
+        _mm256_hadd_ps(_mm256_hadd_ps(a[i][0], a[i][1]), _mm256_hadd_ps(a[i][2], a[i][3]));
     alignas(16) float out[4];
     _mm_store_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
     for (int u = 0; u < 4; ++u) {
@@ -88,7 +91,8 @@ void scores_four_keys(const float* q, const float* k, int64_t dim, float* s) {
 void attn_scores(const float* q, int64_t nq, const float* k, int64_t dim, float* s) {
   for (int j = 0; j < kAttnKeys; j += 4) {
     int64_t i = 0;
-    for (; i + 2 <= nq; i += 2) scores_four_keys<2>(q + i * dim, k + j * dim, dim, s + i * kAttnKeys + j);
+    for (; i + 2 <= nq; i += 2)
+      scores_four_keys<2>(q + i * dim, k + j * dim, dim, s + i * kAttnKeys + j);
     if (i < nq) scores_four_keys<1>(q + i * dim, k + j * dim, dim, s + i * kAttnKeys + j);
   }
 }
@@ -115,7 +119,8 @@ void attn_accumulate(const float* p, int64_t nq, const float* v, int64_t dim, co
       for (int j = 0; j < kAttnKeys; ++j) {
         const __m256 b = _mm256_broadcast_ss(pi + j);
         const float* vj = v + j * dim + d;
-        for (int k = 0; k < 8; ++k) acc8[k] = _mm256_fmadd_ps(b, _mm256_loadu_ps(vj + 8 * k), acc8[k]);
+        for (int k = 0; k < 8; ++k)
+          acc8[k] = _mm256_fmadd_ps(b, _mm256_loadu_ps(vj + 8 * k), acc8[k]);
       }
       for (int k = 0; k < 8; ++k) _mm256_storeu_ps(a + d + 8 * k, acc8[k]);
     }

@@ -32,7 +32,8 @@ void scores_four_keys(const float* q, const float* k, int64_t dim, float* s) {
   for (int i = 0; i < NQ; ++i) {
     __m256 h8[4];
     for (int u = 0; u < 4; ++u)
-      h8[u] = _mm256_add_ps(_mm512_castps512_ps256(a[i][u]), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a[i][u]), 1)));
+      h8[u] = _mm256_add_ps(_mm512_castps512_ps256(a[i][u]),
+                            _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a[i][u]), 1)));
     const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(h8[0], h8[1]), _mm256_hadd_ps(h8[2], h8[3]));
     alignas(16) float out[4];
     _mm_store_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
@@ -47,7 +48,8 @@ void scores_four_keys(const float* q, const float* k, int64_t dim, float* s) {
 void attn_scores(const float* q, int64_t nq, const float* k, int64_t dim, float* s) {
   for (int j = 0; j < kAttnKeys; j += 4) {
     int64_t i = 0;
-    for (; i + 4 <= nq; i += 4) scores_four_keys<4>(q + i * dim, k + j * dim, dim, s + i * kAttnKeys + j);
+    for (; i + 4 <= nq; i += 4)
+      scores_four_keys<4>(q + i * dim, k + j * dim, dim, s + i * kAttnKeys + j);
     for (; i < nq; ++i) scores_four_keys<1>(q + i * dim, k + j * dim, dim, s + i * kAttnKeys + j);
   }
 }

@@ -24,7 +24,8 @@ CpuKernels build(CpuIsa isa) {
     fill_avx512_attention_decode_kernels(k);
     fill_avx512_quant_kernels(k);
     fill_avx512_float_kernels(k, /*bf16_dot=*/isa == CpuIsa::kAvx512Bf16);
-    fill_avx512_packed_kernels(k, /*bf16_dot=*/isa == CpuIsa::kAvx512Bf16);  // after the row kernels
+    fill_avx512_packed_kernels(k,
+                               /*bf16_dot=*/isa == CpuIsa::kAvx512Bf16);  // after the row kernels
   }
   k.isa = isa;
   return k;

@@ -113,7 +113,8 @@ void run_packed_task(const WeightKernels& wk, const MatmulArgs& a, const PackedP
     const int nrows = static_cast<int>(std::min<int64_t>(kPackRows, a.rows - g * kPackRows));
     for (int64_t t = t0; t < t1; t += kPackedTileTokens) {
       const int nt = static_cast<int>(std::min<int64_t>(kPackedTileTokens, t1 - t));
-      wk.packed_tile(w.group(g), a.cols, nrows, xa + t * xs, xs, nt, a.y + t * a.rows + g * kPackRows, a.rows);
+      wk.packed_tile(w.group(g), a.cols, nrows, xa + t * xs, xs, nt,
+                     a.y + t * a.rows + g * kPackRows, a.rows);
     }
   }
 }
@@ -223,8 +224,9 @@ void matmul(const CpuKernels& k, ThreadPool& pool, MatmulScratch& scratch, const
 
   if (reads_packed(*wk, a)) {
     const PackedPlan plan = plan_packed(a, pool.size());
-    pool.parallel_for_either(plan.tasks(), plan.in_ranges(),
-                             [&](int64_t task, int) { run_packed_task(*wk, a, plan, xa, xs, task); });
+    pool.parallel_for_either(plan.tasks(), plan.in_ranges(), [&](int64_t task, int) {
+      run_packed_task(*wk, a, plan, xa, xs, task);
+    });
     return;
   }
 

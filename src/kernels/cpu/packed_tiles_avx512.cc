@@ -67,9 +67,11 @@ inline __m512i dpbusd_word(__m512i acc, __m512i codes, const int8_t* p) {
 //   Q8_0 ±5 %; one or two tokens: Q4_K −5 to −13 %. The callers use it where it gained.
 template <size_t kUnit, int kSteps, int kAhead>
 inline void prefetch_ahead(const uint8_t* unit, int step) {
-  constexpr int kLines = static_cast<int>((kUnit + 63) / 64), kPerStep = (kLines + kSteps - 1) / kSteps;
+  constexpr int kLines = static_cast<int>((kUnit + 63) / 64),
+                kPerStep = (kLines + kSteps - 1) / kSteps;
   for (int l = kPerStep * step; l < std::min(kLines, kPerStep * (step + 1)); ++l)
-    _mm_prefetch(reinterpret_cast<const char*>(unit + kAhead * kUnit + 64 * static_cast<size_t>(l)), _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(unit + kAhead * kUnit + 64 * static_cast<size_t>(l)),
+                 _MM_HINT_T1);
 }
 
 // Lane r of acc[t] is output (row r, token t); rows past nrows are padding.
@@ -84,8 +86,8 @@ template <int NT>
 inline void finish_super_block(const __m512i (&total)[NT], __m512 d, const Q8x256Row (&a)[NT],
                                int64_t sb, __m512 (&acc)[NT]) {
   for (int t = 0; t < NT; ++t)
-    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]), _mm512_mul_ps(d, _mm512_set1_ps(a[t].d[sb])),
-                             acc[t]);
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total[t]),
+                             _mm512_mul_ps(d, _mm512_set1_ps(a[t].d[sb])), acc[t]);
 }
 
 template <int NT>
@@ -101,8 +103,8 @@ void q8_0x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
     const uint8_t* pair = group + (b / 2) * kPairBytes;
     const uint8_t* unit_codes = pair + 64 + 512 * (b % 2);
     if constexpr (NT >= 6) prefetch_ahead<kPairBytes, 2, 8>(pair, static_cast<int>(b % 2));
-    const __m512 dw = _mm512_cvtph_ps(
-        _mm256_load_si256(reinterpret_cast<const __m256i*>(pair + 32 * (b % 2))));
+    const __m512 dw =
+        _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(pair + 32 * (b % 2))));
     const __m512 dw_shift = _mm512_mul_ps(dw, _mm512_set1_ps(128.0f));
     __m512i codes[8];
     for (int j = 0; j < 8; ++j)
@@ -111,7 +113,8 @@ void q8_0x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
     for (int t = 0; t < NT; ++t) {
       const int8_t* q = a[t].qs + b * 32;
       __m512i isum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes[0], broadcast_word(q));
-      for (int j = 1; j < 8; ++j) isum = _mm512_dpbusd_epi32(isum, codes[j], broadcast_word(q + 4 * j));
+      for (int j = 1; j < 8; ++j)
+        isum = _mm512_dpbusd_epi32(isum, codes[j], broadcast_word(q + 4 * j));
       const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(a[t].d[b]));
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, acc[t]);
       acc[t] = _mm512_fnmadd_ps(dw_shift, _mm512_set1_ps(a[t].s[b]), acc[t]);
@@ -233,7 +236,7 @@ inline void q6_k_super_block(const uint8_t* unit, const Q8x256Row (&a)[NT], int6
         total[t] = _mm512_dpwssd_epi32(total[t], both, scale_pair);
       } else {
         total[t] = _mm512_add_epi32(total[t], _mm512_add_epi32(_mm512_mullo_epi32(lo, sc_lo),
-                                                                _mm512_mullo_epi32(hi, sc_hi)));
+                                                               _mm512_mullo_epi32(hi, sc_hi)));
       }
     }
   }
@@ -290,7 +293,8 @@ void bf16x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
     }
     __m512 sum[NT];
     for (int t = 0; t < NT; ++t)
-      sum[t] = _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2], acc[t][3]));
+      sum[t] =
+          _mm512_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]), _mm512_add_ps(acc[t][2], acc[t][3]));
     store_rows<NT>(sum, nrows, y, ldy);
   }
 }

@@ -268,7 +268,8 @@ struct K45Kernel {
           // Two independent chains (integer sums: the order does not change the result).
           __m512i isum0 = _mm512_setzero_si512(), isum1 = _mm512_setzero_si512();
           for (int g = 0; g < 4; g += 2) {
-            isum0 = _mm512_dpwssd_epi32(isum0, _mm512_maddubs_epi16(codes[r][g], av[g]), scales[r][g]);
+            isum0 =
+                _mm512_dpwssd_epi32(isum0, _mm512_maddubs_epi16(codes[r][g], av[g]), scales[r][g]);
             isum1 = _mm512_dpwssd_epi32(isum1, _mm512_maddubs_epi16(codes[r][g + 1], av[g + 1]),
                                         scales[r][g + 1]);
           }

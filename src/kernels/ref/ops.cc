@@ -76,7 +76,8 @@ void attention(const float* q, const float* k, const float* v, int64_t kv_stride
       float* oh = out + (t * n_head + h) * head_dim;
       for (int64_t i = 0; i < head_dim; ++i) {
         double acc = 0.0;
-        for (int64_t p = 0; p < n_keys; ++p) acc += scores[p] * v[p * kv_stride + kvh * head_dim + i];
+        for (int64_t p = 0; p < n_keys; ++p)
+          acc += scores[p] * v[p * kv_stride + kvh * head_dim + i];
         oh[i] = static_cast<float>(acc / sum);
       }
     }

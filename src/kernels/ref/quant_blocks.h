@@ -5,8 +5,8 @@
 
 namespace duet {
 
-constexpr int kQK = 32;    // elements per Q4_0 / Q8_0 block
-constexpr int kQK_K = 256; // elements per K-quant super-block
+constexpr int kQK = 32;     // elements per Q4_0 / Q8_0 block
+constexpr int kQK_K = 256;  // elements per K-quant super-block
 
 #pragma pack(push, 1)
 struct BlockQ4_0 {
@@ -14,14 +14,14 @@ struct BlockQ4_0 {
   uint8_t qs[kQK / 2];  // element j in the low nibble of qs[j], element j+16 in the high nibble
 };
 struct BlockQ8_0 {
-  uint16_t d;       // fp16 scale
-  int8_t qs[kQK];   // value = d * qs
+  uint16_t d;      // fp16 scale
+  int8_t qs[kQK];  // value = d * qs
 };
 struct BlockQ4_K {
-  uint16_t d;            // fp16 super-scale for the 6-bit sub-block scales
-  uint16_t dmin;         // fp16 super-scale for the 6-bit sub-block mins
-  uint8_t scales[12];    // 8 (scale, min) pairs of 6 bits, packed
-  uint8_t qs[kQK_K / 2]; // 4-bit quants, 64 elements per 32 bytes (low nibbles, then high)
+  uint16_t d;             // fp16 super-scale for the 6-bit sub-block scales
+  uint16_t dmin;          // fp16 super-scale for the 6-bit sub-block mins
+  uint8_t scales[12];     // 8 (scale, min) pairs of 6 bits, packed
+  uint8_t qs[kQK_K / 2];  // 4-bit quants, 64 elements per 32 bytes (low nibbles, then high)
 };
 struct BlockQ5_K {
   uint16_t d;

@@ -129,7 +129,6 @@ struct Namespace {
   Dict attrs;
 };
 
-
 // Python/Jinja truthiness; a namespace and a callable are true.
 bool truthy(const Value& v);
 // "undefined", "none", "boolean", "integer", "float", "string", "list", "dict", ...
