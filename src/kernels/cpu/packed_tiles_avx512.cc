@@ -98,7 +98,7 @@ void q8_0x16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   for (int t = 0; t < NT; ++t) a[t] = q8x32_row(x + t * xs, cols);
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
-  constexpr size_t kPairBytes = 2 * 32 + 2 * 8 * 64;
+  constexpr size_t kPairBytes = kQ8_0x16UnitBytes;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pair = group + (b / 2) * kPairBytes;
     const uint8_t* unit_codes = pair + 64 + 512 * (b % 2);
@@ -131,7 +131,7 @@ void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   const __m512i nib = _mm512_set1_epi8(0x0F);
-  constexpr size_t kUnit = 2 * 32 + 2 * 8 * 16 + 8 * 4 * 64;
+  constexpr size_t kUnit = kQ4_Kx16UnitBytes;
   for (int64_t sb = 0; sb < cols / 256; ++sb) {
     const uint8_t* unit = group + sb * kUnit;
     // Everything but the codes is read first, in address order: a one-token tile is bound
@@ -188,15 +188,13 @@ void q4_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
 // columns and token, the same integers. The choice is made once per super-block and each
 // case is one straight loop: with the branch inside the loop GCC kept the codes on the
 // stack, and the step ran no faster than before the pairs.
-constexpr size_t kQ6_KUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * 64;  // packed_weights.h
-
 template <int NT, bool kFits16>
 inline void q6_k_super_block(const uint8_t* unit, const Q8x256Row (&a)[NT], int64_t sb,
                              __m512i (&total)[NT]) {
   const __m512i nib = _mm512_set1_epi8(0x0F), six = _mm512_set1_epi8(0x3F);
   const __m512i low_half = _mm512_set1_epi32(0xFFFF);
   for (int u = 0; u < 8; ++u) {
-    if constexpr (NT >= 4) prefetch_ahead<kQ6_KUnit, 8, 2>(unit, u);
+    if constexpr (NT >= 4) prefetch_ahead<kQ6_Kx16UnitBytes, 8, 2>(unit, u);
     // int16 lanes (2r, 2r + 1) = the scales of sub-blocks 2u and 2u + 1 of row r.
     const __m512i scale_pair = _mm512_cvtepi8_epi16(
         _mm256_load_si256(reinterpret_cast<const __m256i*>(unit + 64 + 32 * u)));
@@ -250,7 +248,7 @@ void q6_kx16_tile(const uint8_t* group, int64_t cols, int nrows, const uint8_t* 
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < cols / 256; ++sb) {
-    const uint8_t* unit = group + sb * kQ6_KUnit;
+    const uint8_t* unit = group + sb * kQ6_Kx16UnitBytes;
     const __m512 d = _mm512_load_ps(reinterpret_cast<const float*>(unit));
     __m512i total[NT];
     for (int t = 0; t < NT; ++t) total[t] = _mm512_setzero_si512();

@@ -14,11 +14,9 @@ namespace duet::cpu {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
-constexpr size_t kWord = 64;  // four columns of 16 rows
-constexpr size_t kQ8_0Unit = 2 * 32 + 2 * 8 * kWord;
-constexpr size_t kQ4_KUnit = 2 * 32 + 2 * 8 * 16 + 8 * 4 * kWord;
-constexpr size_t kQ6_KUnit = 16 * 4 + 8 * 16 * 2 + 8 * 6 * kWord;
-static_assert(kQ8_0Unit % 64 == 0 && kQ4_KUnit % 64 == 0 && kQ6_KUnit % 64 == 0);
+constexpr size_t kWord = kPackedWordBytes;  // four columns of 16 rows
+static_assert(kQ8_0x16UnitBytes % 64 == 0 && kQ4_Kx16UnitBytes % 64 == 0 &&
+              kQ6_Kx16UnitBytes % 64 == 0);
 
 constexpr size_t kArenaChunk = size_t{64} << 20;
 
@@ -27,7 +25,7 @@ void pack_q8_0(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, i
   const int64_t nb = cols / 32, pairs = (nb + 1) / 2;
   for (int64_t g = g0; g < g1; ++g) {
     for (int64_t b = 0; b < 2 * pairs; ++b) {
-      uint8_t* unit = out + (g * pairs + b / 2) * kQ8_0Unit;
+      uint8_t* unit = out + (g * pairs + b / 2) * kQ8_0x16UnitBytes;
       auto* d = reinterpret_cast<uint16_t*>(unit + 32 * (b % 2));
       uint8_t* codes = unit + 64 + 512 * (b % 2);
       for (int r = 0; r < kPackRows; ++r) {
@@ -86,7 +84,7 @@ void pack_q4_k(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, i
   const int64_t nsb = cols / 256;
   for (int64_t g = g0; g < g1; ++g) {
     for (int64_t sb = 0; sb < nsb; ++sb) {
-      uint8_t* unit = out + (g * nsb + sb) * kQ4_KUnit;
+      uint8_t* unit = out + (g * nsb + sb) * kQ4_Kx16UnitBytes;
       auto* d = reinterpret_cast<uint16_t*>(unit);
       uint8_t* sc = unit + 64;
       uint8_t* mn = sc + 128;
@@ -117,7 +115,7 @@ void pack_q6_k(const uint8_t* w, int64_t rows, int64_t cols, size_t row_bytes, i
   const int64_t nsb = cols / 256;
   for (int64_t g = g0; g < g1; ++g) {
     for (int64_t sb = 0; sb < nsb; ++sb) {
-      uint8_t* unit = out + (g * nsb + sb) * kQ6_KUnit;
+      uint8_t* unit = out + (g * nsb + sb) * kQ6_Kx16UnitBytes;
       auto* d = reinterpret_cast<float*>(unit);
       auto* sc = reinterpret_cast<int8_t*>(unit + 64);
       uint8_t q[kPackRows][256] = {};
@@ -206,11 +204,11 @@ std::unique_ptr<PackedWeights> PackedWeights::pack(PackedLayout layout, GgmlType
                                                    ThreadPool* pool) {
   size_t group_bytes = 0;
   if (layout == PackedLayout::kQ8_0x16 && type == GgmlType::Q8_0 && cols % 32 == 0)
-    group_bytes = static_cast<size_t>((cols / 32 + 1) / 2) * kQ8_0Unit;
+    group_bytes = static_cast<size_t>((cols / 32 + 1) / 2) * kQ8_0x16UnitBytes;
   else if (layout == PackedLayout::kQ4_Kx16 && type == GgmlType::Q4_K && cols % 256 == 0)
-    group_bytes = static_cast<size_t>(cols / 256) * kQ4_KUnit;
+    group_bytes = static_cast<size_t>(cols / 256) * kQ4_Kx16UnitBytes;
   else if (layout == PackedLayout::kQ6_Kx16 && type == GgmlType::Q6_K && cols % 256 == 0)
-    group_bytes = static_cast<size_t>(cols / 256) * kQ6_KUnit;
+    group_bytes = static_cast<size_t>(cols / 256) * kQ6_Kx16UnitBytes;
   else if (layout == PackedLayout::kBF16x16 && type == GgmlType::BF16 && cols % 32 == 0)
     group_bytes = static_cast<size_t>(cols / 2) * kWord;
   if (group_bytes == 0 || rows <= 0) return nullptr;

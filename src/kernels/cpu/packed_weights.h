@@ -54,6 +54,13 @@ namespace duet::cpu {
 
 constexpr int kPackRows = 16;
 
+// Bytes of one unit of each layout above: the packer and the tiles both step by these.
+constexpr size_t kPackedWordBytes = 64;  // four columns of 16 rows
+constexpr size_t kQ8_0x16UnitBytes = 2 * 32 + 2 * 8 * kPackedWordBytes;
+constexpr size_t kQ4_Kx16UnitBytes = 2 * 32 + 2 * 8 * 16 + 8 * 4 * kPackedWordBytes;
+constexpr size_t kQ6_Kx16UnitBytes = 16 * 4 + 8 * 16 * 2 + 8 * 6 * kPackedWordBytes;
+static_assert(kQ8_0x16UnitBytes == 1088 && kQ4_Kx16UnitBytes == 2368 && kQ6_Kx16UnitBytes == 3392);
+
 enum class PackedLayout { kNone, kQ8_0x16, kQ4_Kx16, kQ6_Kx16, kBF16x16 };
 
 // Memory for packed matrices: anonymous mappings aligned to 2 MiB and advised for
