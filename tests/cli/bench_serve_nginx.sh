@@ -11,17 +11,9 @@ DUET=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib/serve_lib.bash"
 T="$SERVE_TMP"
-NGINX=${NGINX:-$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null)}
-[ -x "$NGINX" ] || { echo "FAIL: nginx not found (scripts/setup installs it)"; exit 1; }
-
 start_server || exit 1
-LISTEN=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
-mkdir -p "$T/nginx/logs" "$T/nginx/tmp"
-sed -e "s/@UPSTREAM_PORT@/$PORT/" -e "s/@LISTEN_PORT@/$LISTEN/" "$HERE/../../bench/nginx-sse.conf" >"$T/nginx/nginx.conf"
-"$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -g 'daemon off;' >"$T/nginx.log" 2>&1 &
-SERVE_PIDS+=($!)
-for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$LISTEN/ready" && break; sleep 0.05; done
-curl -sf -o /dev/null "http://127.0.0.1:$LISTEN/ready" || { echo "FAIL: nginx did not come up"; cat "$T/nginx.log" "$T/nginx/logs/error.log"; exit 1; }
+start_nginx "$PORT" || exit 1
+LISTEN=$NGINX_PORT
 
 BAN=$(node -e "import('$HERE/../node/lib/demo_model.mjs').then(m => console.log(JSON.stringify({logit_bias: m.BAN_SPECIAL})))")
 N=4 OUT=400

@@ -1,30 +1,30 @@
 #!/usr/bin/env bash
-# Zero buffering, measured: token emit time on the server (--debug-timestamps) against its
-# arrival at a client, directly and through Debian's nginx with bench/nginx-sse.conf (the
-# test starts nginx itself); each token must be its own event and emit→arrival p99 < 2 ms.
-# The engine runs at a modest speed (--debug-step-pause-ms: the demo model, one compute
-# thread, a pause after each step), so that each token is measured on its own rather than
-# queued behind the previous one's write, and so that on a busy machine the server's compute
-# thread does not hold a core while its own I/O thread, nginx and the client wait for one.
-# The pause sits between steps, before the next token exists: it cannot shorten what is
-# measured. Usage: serve_stream_latency.sh PATH/TO/duet [GOLDEN_DIR]
+# Zero buffering, by structure: with --debug-timestamps the server stamps each token when the
+# engine samples it; the client stamps its arrival. Each token must be its own event, and
+# nearly every token must reach the client before the engine samples the next one, directly
+# and through Debian's nginx with bench/nginx-sse.conf (the test starts nginx itself). No
+# number of milliseconds is asserted (bench/stream_latency.sh measures those).
+# The engine is paced (--debug-step-pause-ms: a pause after each step, before the next token
+# exists), so a path that forwards each token at once has the whole pause to deliver it even
+# on a loaded machine or in the sanitizer build, while a path that coalesces tokens or holds
+# chunks delivers a token only with or after the next one, and fails for at least half of
+# them whatever the machine's speed. See tests/node/serve_stream_latency.mjs.
+# Usage: serve_stream_latency.sh PATH/TO/duet [GOLDEN_DIR]
 set -uo pipefail
 DUET=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib/serve_lib.bash"
 
-start_server --threads 1 --debug-timestamps --debug-step-pause-ms 4 || exit 1
+start_server --threads 1 --debug-timestamps --debug-step-pause-ms 10 || exit 1
 start_nginx "$PORT" || exit 1
 
-STREAMS=${DUET_LATENCY_STREAMS:-6} TOKENS=${DUET_LATENCY_TOKENS:-150}
-# The machine is shared with builds: a burst of CPU contention can delay a wake-up by several
-# ms, which is the scheduler, not the server. A path that buffers (coalescing, a timer, a
-# proxy holding chunks) fails every attempt, so up to three attempts are made, each judged
-# on its own with the same 2 ms bound; every attempt's numbers are printed.
+STREAMS=${DUET_LATENCY_STREAMS:-4} TOKENS=${DUET_LATENCY_TOKENS:-100}
+# A buffering path fails every attempt; a second attempt only absorbs a machine that was
+# stalled for seconds during the first.
 measure() {
   local label=$1 port=$2
-  for attempt in 1 2 3; do
-    node "$HERE/../node/serve_stream_latency.mjs" "$label" "$port" "$STREAMS" "$TOKENS" && return 0
+  for attempt in 1 2; do
+    node "$HERE/../node/serve_stream_latency.mjs" check "$label" "$port" "$STREAMS" "$TOKENS" && return 0
     echo "($label: attempt $attempt failed)"
   done
   echo "---- server log ($SERVER_LOG) ----"; tail -20 "$SERVER_LOG"
@@ -32,4 +32,16 @@ measure() {
 }
 measure direct "$PORT"
 measure nginx "$NGINX_PORT"
+
+# The check itself: through a proxy that forwards chunks in pairs it must fail.
+node "$HERE/../node/coalescing_proxy.mjs" "$PORT" >"$SERVE_TMP/proxy.port" &
+SERVE_PIDS+=($!)
+for _ in $(seq 1 200); do [ -s "$SERVE_TMP/proxy.port" ] && break; sleep 0.05; done
+PROXY_PORT=$(cat "$SERVE_TMP/proxy.port")
+if node "$HERE/../node/serve_stream_latency.mjs" check coalescing "$PROXY_PORT" 2 40 >"$SERVE_TMP/proxy.out" 2>&1; then
+  cat "$SERVE_TMP/proxy.out"
+  echo "FAIL: the check passed a proxy that coalesces tokens"
+  exit 1
+fi
+grep "arrived before" "$SERVE_TMP/proxy.out"
 echo "serve_stream_latency: ok"

@@ -54,18 +54,23 @@ checkEq(delta('duet:thinking_mode_decisions_total', 'mode="non_thinking",source=
 // tokenizing) and end later (the write and the loopback), so each client sum is at least the
 // server's. "Close": at most `slack_ms` per request more — the transport and HTTP work on
 // this machine, plus the one or two byte tokens that the detokenizer holds until a UTF-8
-// character is complete (the demo model's vocabulary is bytes).
-const slack = expect.slack_ms;
+// character is complete (the demo model's vocabulary is bytes). That work slows down with
+// the machine as the engine does, so the allowance is `slack_ms` plus half the server's mean
+// E2E: a loaded machine or the sanitizer build stays inside it, while the errors this
+// guards against stay outside (a time in the wrong unit; a client that starts its clock
+// when it queues a request instead of when it sends it, behind --max-concurrency).
+const serverE2eMean = delta('vllm:e2e_request_latency_seconds_sum') / all.length;
+const slack = expect.slack_ms + 500 * serverE2eMean;
 const clientTtft = sum(all.map((r) => r.ttft_ms)) / 1e3;
 const serverTtft = delta('vllm:time_to_first_token_seconds_sum');
 check(clientTtft >= serverTtft, `client TTFT sum ${clientTtft.toFixed(4)} s >= server ${serverTtft.toFixed(4)} s`);
 check(clientTtft - serverTtft <= all.length * slack / 1e3,
-      `client TTFT within ${slack} ms a request of the server's (client ${clientTtft.toFixed(4)} s, server ${serverTtft.toFixed(4)} s)`);
+      `client TTFT within ${slack.toFixed(1)} ms a request of the server's (client ${clientTtft.toFixed(4)} s, server ${serverTtft.toFixed(4)} s)`);
 const clientE2e = sum(all.map((r) => r.e2e_ms)) / 1e3;
 const serverE2e = delta('vllm:e2e_request_latency_seconds_sum');
 check(clientE2e >= serverE2e, `client E2E sum ${clientE2e.toFixed(4)} s >= server ${serverE2e.toFixed(4)} s`);
 check(clientE2e - serverE2e <= all.length * slack / 1e3,
-      `client E2E within ${slack} ms a request of the server's (client ${clientE2e.toFixed(4)}, server ${serverE2e.toFixed(4)})`);
+      `client E2E within ${slack.toFixed(1)} ms a request of the server's (client ${clientE2e.toFixed(4)}, server ${serverE2e.toFixed(4)})`);
 // First to last token: the server's inter-token sum against the client's span of arrivals.
 const clientSpan = sum(all.map((r) => (r.arrival_ms.at(-1) - r.arrival_ms[0]))) / 1e3;
 const serverItl = delta('vllm:inter_token_latency_seconds_sum');
@@ -91,7 +96,8 @@ close(s.output_throughput, s.total_output_tokens / s.duration_s, 'output through
 close(s.request_throughput, s.completed / s.duration_s, 'request throughput');
 check(s.max_in_flight <= report.config.max_concurrency, 'never above --max-concurrency');
 const lastEnd = Math.max(...measured.map((r) => r.sent_s + r.e2e_ms / 1e3));
-check(s.duration_s >= lastEnd - 1e-3 && s.duration_s <= lastEnd + 0.05, `duration ends with the last request (${s.duration_s} vs ${lastEnd})`);
+// The run ends when its last request does; 0.5 s only absorbs a stalled scheduler.
+check(s.duration_s >= lastEnd - 1e-3 && s.duration_s <= lastEnd + 0.5, `duration ends with the last request (${s.duration_s} vs ${lastEnd})`);
 console.log(`bench_serve_check: TTFT client ${clientTtft.toFixed(4)} s / server ${serverTtft.toFixed(4)} s; ` +
             `E2E ${clientE2e.toFixed(4)} / ${serverE2e.toFixed(4)}; spans ${clientSpan.toFixed(4)} / ${serverItl.toFixed(4)}`);
 finish('bench_serve_check');

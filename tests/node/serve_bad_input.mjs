@@ -160,10 +160,11 @@ for (const [name, method, path, body, expected, headers = {}] of rows) {
 {
   const big = await request({ method: 'POST', path: CHAT, body: 'x'.repeat(2 << 20), headers: { 'content-type': 'application/json' } }).catch((e) => ({ status: -1, body: e.message }));
   checkEq(big.status, 413, 'body over the limit');
-  const t0 = Date.now();
   const raw = await rawExchange(`POST ${CHAT} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{`);
   checkEq(statusOf(raw.data), 413, 'Content-Length 100 MB answered before any body');
-  check(Date.now() - t0 < 3000, '413 comes at once');
+  // At once, by structure: the body was never sent, so a server that waited for it would
+  // have answered the read timeout, not 413.
+  check(!raw.timedOut, '413 comes without the body');
   check(raw.data.includes('"error"'), '413 carries an error body');
   const ol = await rawExchange(`POST /api/chat HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000000\r\n\r\n`);
   check(/\{"error":"[^"]+"\}/.test(ol.data), 'Ollama route: 413 in Ollama\'s shape');
@@ -202,7 +203,9 @@ for (const [name, method, path, body, expected, headers = {}] of rows) {
     sock.on('error', () => {});
     setTimeout(() => { sock.destroy(); }, 10000).unref();
   });
-  check(closedAfter >= 1500 && closedAfter < 5000, `slow client closed at the read timeout (after ${closedAfter} ms)`);
+  // Closed by the server, not by this test's own 10 s give-up: anything under 9 s is the
+  // read timeout on a machine that may be loaded; not before 1.5 s, which is the timeout too.
+  check(closedAfter >= 1500 && closedAfter < 9000, `slow client closed at the read timeout (after ${closedAfter} ms)`);
 }
 
 // Keep-alive: two requests on one connection; request ids are echoed or generated.

@@ -1,4 +1,4 @@
-// Zero buffering, measured: every token's emit time on the server against its arrival here.
+// Zero buffering: every token's emit time on the server against its arrival here.
 // The server runs with --debug-timestamps, so every engine event becomes one event on the
 // wire (an SSE event or an NDJSON line) carrying duet_debug.engine_ns, the moment the engine
 // sampled that token. Each 'data' callback of the response is stamped on arrival, before any
@@ -11,16 +11,29 @@
 // difference is the true emit→arrival time: the engine→writer hand-off, detokenizing,
 // formatting, the socket (and nginx when PORT is nginx's), and node's own read.
 //
-// Usage: node serve_stream_latency.mjs LABEL PORT STREAMS TOKENS
-// Checks: each token is its own event (tokens === 1 on every stamped event, and as many
-// stamped events as the usage counts), and emit→arrival p99 < 2 ms. Prints p50/p99/max.
+// Usage: node serve_stream_latency.mjs check|bench LABEL PORT STREAMS TOKENS
+//   check (the test): structure only, no number of milliseconds. Each token is its own
+//     event (tokens === 1 on every stamped event, as many stamped events as the usage
+//     counts), and a token's bytes arrive here before the engine samples the next token, for
+//     at least MIN_BEFORE_NEXT of the tokens. The server paces its steps (a pause after each,
+//     --debug-step-pause-ms), so a healthy path has the whole pause to deliver each token; a
+//     layer that coalesces tokens or holds chunks (a buffering proxy, a flush timer, Nagle)
+//     delivers token i together with or after token i+1, which fails that for at least half
+//     of the tokens by construction, while a scheduler hiccup on a loaded machine delays a
+//     few.
+//   bench (bench/stream_latency.sh): the same run and structure, and prints p50/p99/max of
+//     emit→arrival; it asserts no number (the numbers go to docs/BENCHMARKS.md).
 import http from 'node:http';
 import { check, checkEq, finish } from './lib/http_util.mjs';
 import { BAN_SPECIAL } from './lib/demo_model.mjs';
 
-const [label, port, streams, tokens] = [process.argv[2], Number(process.argv[3]),
-                                        Number(process.argv[4]), Number(process.argv[5])];
-const P99_LIMIT_MS = 2;
+const [mode, label, port, streams, tokens] = [process.argv[2], process.argv[3], Number(process.argv[4]),
+                                              Number(process.argv[5]), Number(process.argv[6])];
+if (mode !== 'check' && mode !== 'bench') {
+  console.error('usage: node serve_stream_latency.mjs check|bench LABEL PORT STREAMS TOKENS');
+  process.exit(2);
+}
+const MIN_BEFORE_NEXT = 0.9;
 
 // One streamed request; resolves { arrivals: [[arrival_ns, body_chunk]], status }.
 function streamOnce(path, body) {
@@ -60,7 +73,7 @@ function events(arrivals, sse) {
 
 const lags = [];
 const handoffs = [];  // engine_ns → write_ns: inside the server, for the report only
-let reads = 0, stamped = 0;
+let reads = 0, stamped = 0, followed = 0, beforeNext = 0;
 for (let s = 0; s < streams; s++) {
   const openai = s % 2 === 0;  // both dialects: SSE and NDJSON
   const r = openai
@@ -83,10 +96,15 @@ for (let s = 0; s < streams; s++) {
   checkEq(withStamp.length, generated, `${label}: stream ${s}: one event per generated token`);
   if (openai) checkEq(generated, tokens, `${label}: stream ${s} ran to max_tokens`);
   stamped += withStamp.length;
-  for (const e of withStamp) {
-    lags.push(Number(e.t - BigInt(e.json.duet_debug.engine_ns)) / 1e6);
+  withStamp.forEach((e, i) => {
+    const emitted = BigInt(e.json.duet_debug.engine_ns);
+    lags.push(Number(e.t - emitted) / 1e6);
     handoffs.push((e.json.duet_debug.write_ns - e.json.duet_debug.engine_ns) / 1e6);
-  }
+    if (i + 1 < withStamp.length) {
+      followed++;
+      if (e.t < BigInt(withStamp[i + 1].json.duet_debug.engine_ns)) beforeNext++;
+    }
+  });
 }
 
 const quantiles = (xs) => {
@@ -100,7 +118,12 @@ console.log(`${label}: emit→arrival over ${lags.length} tokens in ${streams} s
             `p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms, max ${max.toFixed(3)} ms ` +
             `(of which engine→socket write in the server: p50 ${h50.toFixed(3)}, p99 ${h99.toFixed(3)}, ` +
             `max ${hmax.toFixed(3)} ms)`);
+console.log(`${label}: ${beforeNext} of ${followed} tokens arrived before the next one was sampled`);
 check(lags.length >= streams * tokens / 2, `${label}: enough samples (${lags.length})`);
 check(lags.every((l) => l >= 0), `${label}: no token arrives before it was emitted (same clock)`);
-check(p99 < P99_LIMIT_MS, `${label}: emit→arrival p99 ${p99.toFixed(3)} ms < ${P99_LIMIT_MS} ms`);
-finish(`serve_stream_latency (${label}, ${stamped} events)`);
+if (mode === 'check') {
+  check(beforeNext >= MIN_BEFORE_NEXT * followed,
+        `${label}: at least ${MIN_BEFORE_NEXT * 100} % of tokens arrive before the next is sampled ` +
+        `(${beforeNext} of ${followed})`);
+}
+finish(`serve_stream_latency ${mode} (${label}, ${stamped} events)`);

@@ -187,7 +187,9 @@ double process_cpu_seconds() {
 }
 
 // After a few milliseconds without work the workers sleep: a pool of 4 idling for 300 ms
-// may spend only the spin/yield window (a few ms per worker) plus wake-up noise.
+// may spend only the spin/yield window (a few ms per worker) plus wake-up noise. The bound is
+// what one worker that never sleeps would cost even on a machine whose two cores are shared
+// with two busy processes (a third of a core for 0.3 s); a quiet pool uses a few ms.
 TEST(ThreadPool, IdleWorkersSleep) {
   ThreadPool pool(4);
   pool.parallel_for(100, [](int64_t, int) {});
@@ -195,7 +197,7 @@ TEST(ThreadPool, IdleWorkersSleep) {
   const double before = process_cpu_seconds();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const double used = process_cpu_seconds() - before;
-  EXPECT_LT(used, 0.03) << "idle pool used " << used << " s of CPU in 0.3 s";
+  EXPECT_LT(used, 0.1) << "idle pool used " << used << " s of CPU in 0.3 s";
   expect_each_task_once(pool, false, 1000);  // and it still works after sleeping
   expect_each_task_once(pool, true, 1000);
 }

@@ -71,7 +71,7 @@ start_nginx() {
   } >"$dir/nginx.conf"
   "$nginx" -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' >"$dir/nginx.log" 2>&1 &
   SERVE_PIDS+=($!)
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 400); do  # 20 s: a loaded machine starts nginx slowly
     curl -sf -o /dev/null "http://127.0.0.1:$NGINX_PORT/health" && return 0
     sleep 0.05
   done
