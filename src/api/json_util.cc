@@ -27,14 +27,19 @@ int json_nesting_depth(std::string_view text) {
   return max_depth;
 }
 
+Result<Json> parse_embedded_json(std::string_view text, std::string_view what) {
+  if (json_nesting_depth(text) > kMaxJsonDepth)
+    return Status::error(std::string(what) + " is nested more than " +
+                         std::to_string(kMaxJsonDepth) + " levels deep");
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return Status::error(std::string(what) + " is not valid JSON (or not valid UTF-8)");
+  return j;
+}
+
 Result<Json> parse_request_body(std::string_view body) {
   if (body.empty()) return Status::error("the request body is empty; expected a JSON object");
-  if (json_nesting_depth(body) > kMaxJsonDepth)
-    return Status::error("the request body is nested more than " + std::to_string(kMaxJsonDepth) +
-                         " levels deep");
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return Status::error("the request body is not valid JSON (or not valid UTF-8)");
+  DUET_ASSIGN(j, parse_embedded_json(body, "the request body"));
   if (!j.is_object()) return Status::error("the request body must be a JSON object");
   return j;
 }

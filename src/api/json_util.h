@@ -24,6 +24,11 @@ inline constexpr int kMaxJsonDepth = 64;
 // object.
 Result<Json> parse_request_body(std::string_view body);
 
+// Parses JSON that a client sent inside a string of the body (a tool call's `arguments`):
+// the same depth limit as the body, so that the value cannot be deeper once it is placed in
+// the request (its size is bounded by the body's). `what` names the field in errors.
+Result<Json> parse_embedded_json(std::string_view text, std::string_view what);
+
 // The deepest nesting of [ and { outside strings (a scan, no parse).
 int json_nesting_depth(std::string_view text);
 

@@ -53,6 +53,8 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
   DUET_ASSIGN(stream, get_bool(body, "stream"));
   r.stream = stream.value_or(false);
   if (const Json* so = find_field(body, "stream_options")) {
+    // As OpenAI answers: the options describe a stream, so without one they are an error.
+    if (!r.stream) return Status::error("stream_options is only allowed when stream is true");
     if (!so->is_object()) return field_error("stream_options", "an object");
     DUET_ASSIGN(usage, get_bool(*so, "include_usage"));
     r.include_usage = usage.value_or(false);

@@ -58,9 +58,9 @@ Status normalize_tool_call(const Json& call, const std::string& where, Json& out
       arguments = *a;
     } else if (a->is_string()) {
       // The template prints a string verbatim; parsing it back gives Qwen's own spacing.
-      Json parsed = Json::parse(a->get_ref<const std::string&>(), nullptr, false);
-      if (parsed.is_discarded() || !parsed.is_object())
-        return Status::error(where + ".function.arguments must hold a JSON object");
+      const std::string what = where + ".function.arguments";
+      DUET_ASSIGN(parsed, parse_embedded_json(a->get_ref<const std::string&>(), what));
+      if (!parsed.is_object()) return Status::error(what + " must hold a JSON object");
       arguments = std::move(parsed);
     } else {
       return field_error(where + ".function.arguments", "an object or a JSON string");

@@ -10,6 +10,12 @@ const user = (content) => [{ role: 'user', content }];
 const chat = (extra) => JSON.stringify({ messages: user('hi'), max_tokens: 2, ...extra });
 const ochat = (extra) => JSON.stringify({ model: 'qwen3-demo', messages: user('hi'), stream: false, ...extra });
 const deep = '['.repeat(100000) + ']'.repeat(100000);
+// JSON inside a string of the body: a tool call's arguments, nested 100,000 deep.
+const deepCall = (dialect) => JSON.stringify({
+  ...(dialect === 'ollama' ? { model: 'qwen3-demo', stream: false } : {}),
+  messages: [{ role: 'user', content: 'x' },
+    { role: 'assistant', content: '', tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: `{"a":${deep}}` } }] },
+    { role: 'tool', tool_call_id: '1', content: 'ok' }] });
 
 // [name, method, path, body, expected status, extra headers]
 const rows = [
@@ -24,6 +30,9 @@ const rows = [
   ['ollama: empty body', 'POST', '/api/chat', '', 400],
   ['ollama: lone {', 'POST', '/api/chat', '{', 400],
   ['ollama: nested deep', 'POST', '/api/generate', deep, 400],
+  ['tool call arguments nested 100,000 deep', 'POST', CHAT, deepCall('openai'), 400],
+  ['ollama: tool call arguments nested 100,000 deep', 'POST', '/api/chat', deepCall('ollama'), 400],
+  ['tool call arguments nested 65 deep', 'POST', CHAT, deepCall('openai').replace(deep, '['.repeat(64) + ']'.repeat(64)), 400],
   // messages.
   ['messages null', 'POST', CHAT, JSON.stringify({ messages: null }), 400],
   ['messages a string', 'POST', CHAT, JSON.stringify({ messages: 'hello' }), 400],
@@ -43,6 +52,8 @@ const rows = [
   ['max_tokens 1e18', 'POST', CHAT, chat({ max_tokens: 1e18 }), 400],
   ['max_tokens "10"', 'POST', CHAT, chat({ max_tokens: '10' }), 400],
   ['n 1e6', 'POST', CHAT, chat({ n: 1e6 }), 400],
+  ['stream_options without stream', 'POST', CHAT, chat({ stream_options: { include_usage: true } }), 400],
+  ['stream_options with stream false', 'POST', CHAT, chat({ stream: false, stream_options: { include_usage: true } }), 400],
   ['top_logprobs -1', 'POST', CHAT, chat({ logprobs: true, top_logprobs: -1 }), 400],
   ['top_logprobs 1e9', 'POST', CHAT, chat({ logprobs: true, top_logprobs: 1e9 }), 400],
   ['temperature NaN', 'POST', CHAT, '{"messages":[{"role":"user","content":"hi"}],"temperature":NaN}', 400],

@@ -25,6 +25,38 @@ TEST(ApiRequest, JsonDepthIsCheckedBeforeParsing) {
   EXPECT_TRUE(parse_request_body("{\"a\":\"\\ud83d\\ude00\"}").is_ok());
 }
 
+// JSON sent inside a string (a tool call's arguments) has the body's depth limit: a deep one
+// would otherwise overflow the stack when the request is copied or printed.
+TEST(ApiRequest, JsonInsideStringsHasTheBodysDepthLimit) {
+  auto with_arguments = [](const std::string& arguments) {
+    Json b = Json::object();
+    b["messages"] = Json::array(
+        {{{"role", "user"}, {"content", "x"}},
+         {{"role", "assistant"},
+          {"content", ""},
+          {"tool_calls", Json::array({{{"id", "1"},
+                                       {"type", "function"},
+                                       {"function", {{"name", "f"}, {"arguments", arguments}}}}})}},
+         {{"role", "tool"}, {"tool_call_id", "1"}, {"content", "ok"}}});
+    return b;
+  };
+  auto nested = [](int depth) {  // {"a":[[...]]}: depth levels in all
+    return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+  };
+  EXPECT_TRUE(parse_openai_chat(with_arguments(nested(kMaxJsonDepth))).is_ok());
+  for (int depth : {kMaxJsonDepth + 1, 100000}) {
+    for (bool ollama : {false, true}) {
+      auto r = ollama ? parse_ollama_chat(with_arguments(nested(depth)))
+                      : parse_openai_chat(with_arguments(nested(depth)));
+      ASSERT_FALSE(r.is_ok()) << depth;
+      EXPECT_NE(r.message().find("arguments is nested more than 64 levels"), std::string::npos)
+          << r.message();
+    }
+  }
+  EXPECT_EQ(parse_embedded_json("{\"a\":", "x").message(),
+            "x is not valid JSON (or not valid UTF-8)");
+}
+
 TEST(ApiRequest, OpenAIChatFields) {
   auto r = parse_openai_chat(body(R"({
     "model": "m", "stream": true, "stream_options": {"include_usage": true},
@@ -98,6 +130,9 @@ TEST(ApiRequest, OpenAIChatRejects) {
       R"({"messages": [{"role": "user", "content": "x"}], "continue_final_message": true})",
       R"({"messages": [{"role": "user", "content": "x"}], "reasoning_format": "weird"})",
       R"({"messages": [{"role": "assistant", "content": "x", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]})",
+      // OpenAI answers 400 to stream options without a stream.
+      R"({"messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": true}})",
+      R"({"messages": [{"role": "user", "content": "x"}], "stream": false, "stream_options": {}})",
   };
   for (const char* b : bad) EXPECT_FALSE(parse_openai_chat(body(b)).is_ok()) << b;
 }
