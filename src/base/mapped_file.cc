@@ -12,7 +12,9 @@
 namespace duet {
 
 Result<std::unique_ptr<MappedFile>> MappedFile::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; such a file is
+  // refused below as not regular. A regular file's reads ignore the flag.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return Status::error(std::string("cannot open file: ") + std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0) {

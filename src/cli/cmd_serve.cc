@@ -41,6 +41,11 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
   cmd->add_option("--read-timeout", o->read_timeout_seconds,
                   "seconds a client may take to send one request (default 30)");
   cmd->add_option("--max-connections", o->max_connections, "open connections (default 512)");
+  cmd->add_option("--max-connections-per-client", o->max_connections_per_client,
+                  "open connections from one address (default 256; 0: only --max-connections);\n"
+                  "behind a reverse proxy every client has the proxy's address");
+  cmd->add_option("--first-byte-timeout", o->first_byte_timeout_seconds,
+                  "seconds a new connection may wait before it sends anything (default 5)");
   cmd->add_option(
       "--sse-keepalive-ms", o->sse_keepalive_ms,
       "keep-alive interval while a prompt prefills, ms (SSE comment; empty Ollama line)\n"

@@ -35,9 +35,13 @@ Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
     if (m->backend_->prepare_weights(w))
       m->file_->release(w.data, static_cast<size_t>(w.rows) * w.row_bytes);
   };
-  for (const Qwen3Layer& l : m->weights_.layers)
-    for (const WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+  auto cancelled = [&] { return options.cancel && options.cancel->load(); };
+  for (const Qwen3Layer& l : m->weights_.layers) {
+    for (const WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      if (cancelled()) return Status::error(std::string(kLoadCancelled));
       prepare(*w);
+    }
+  }
   prepare(m->weights_.output);
   m->rope_ = compute_rope_tables(m->config_);
   return m;

@@ -3,10 +3,12 @@
 // is read once per step).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/backend.h"
@@ -47,7 +49,12 @@ class SequenceKv {
 struct ModelLoadOptions {
   double yarn_factor = 0;         // > 0: turn YaRN on with this factor (the --rope-scale flag)
   int64_t yarn_original_ctx = 0;  // with yarn_factor: the original context (0: from the file)
+  // When set and true, the load stops between matrices and fails with kLoadCancelled (a
+  // server told to stop while it loads).
+  const std::atomic<bool>* cancel = nullptr;
 };
+
+inline constexpr std::string_view kLoadCancelled = "the load was cancelled";
 
 class Qwen3Model {
  public:

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "model/qwen3_model.h"
 #include "server/front_door.h"
 #include "server/guard.h"
 #include "server/http_server.h"
@@ -63,6 +64,9 @@ int run_serve(const ServeOptions& options) {
   http.read_timeout = std::chrono::milliseconds(
       static_cast<int64_t>(std::max(0.1, options.read_timeout_seconds) * 1000));
   http.max_connections = std::max(1, options.max_connections);
+  http.max_connections_per_client = std::max(0, options.max_connections_per_client);
+  http.first_byte_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(std::max(0.1, options.first_byte_timeout_seconds) * 1000));
   HttpServer server(
       http,
       [&ctx, &router](const std::shared_ptr<Exchange>& ex) { handle_request(ctx, router, ex); },
@@ -92,7 +96,9 @@ int run_serve(const ServeOptions& options) {
     Status s = host.load();
     std::lock_guard<std::mutex> lock(life.mu);
     life.load_done = true;
-    if (!s) {
+    if (!s && s.message() == kLoadCancelled) {
+      log.info("-", "stopped while loading the model");
+    } else if (!s) {
       life.load_failed = true;
       ctx.load_failed.store(true);
       log.error("-", s.message());
@@ -107,8 +113,10 @@ int run_serve(const ServeOptions& options) {
     std::unique_lock<std::mutex> lock(life.mu);
     life.cv.wait(lock, [&] { return life.signals > 0 || life.load_failed; });
     if (life.load_failed) exit_code = 1;
+    // A signal during the load stops it at its next step (one matrix); the loader ends then.
+    if (!life.load_done) host.cancel_load();
   }
-  loader.join();  // a signal during loading waits for the load to end (it cannot be interrupted)
+  loader.join();
 
   if (exit_code == 0) {
     // Drain: /ready → 503, new generations → 503, in-flight ones may finish.

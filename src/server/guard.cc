@@ -1,5 +1,6 @@
 #include "server/guard.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace duet {
@@ -83,6 +84,53 @@ std::string sanitize_request_id(std::string_view id) {
     if (!ok) return {};
   }
   return std::string(id);
+}
+
+std::optional<RequestTarget> parse_request_target(std::string_view target) {
+  if (target.starts_with("/")) return RequestTarget{"", std::string(target)};
+  size_t scheme = 0;
+  if (target.size() > 7 && ascii_iequals(target.substr(0, 7), "http://"))
+    scheme = 7;
+  else if (target.size() > 8 && ascii_iequals(target.substr(0, 8), "https://"))
+    scheme = 8;
+  else
+    return std::nullopt;
+  const std::string_view rest = target.substr(scheme);
+  const size_t end = std::min(rest.find_first_of("/?#"), rest.size());
+  const std::string_view authority = rest.substr(0, end);
+  if (authority.empty() || authority.find('@') != std::string_view::npos) return std::nullopt;
+  std::string origin(rest.substr(end));
+  if (const size_t hash = origin.find('#'); hash != std::string::npos) origin.resize(hash);
+  if (origin.empty() || origin[0] != '/') origin.insert(0, "/");
+  return RequestTarget{std::string(authority), std::move(origin)};
+}
+
+TransferEncodingVerdict check_transfer_encoding(const std::vector<std::string_view>& fields) {
+  std::vector<std::string_view> codings;
+  for (std::string_view field : fields) {
+    size_t start = 0;
+    while (start <= field.size()) {
+      const size_t comma = std::min(field.find(',', start), field.size());
+      std::string_view c = field.substr(start, comma - start);
+      while (!c.empty() && (c.front() == ' ' || c.front() == '\t')) c.remove_prefix(1);
+      while (!c.empty() && (c.back() == ' ' || c.back() == '\t')) c.remove_suffix(1);
+      // Parameters (";q=...") belong to the coding before them.
+      if (const size_t semi = c.find(';'); semi != std::string_view::npos) {
+        c = c.substr(0, semi);
+        while (!c.empty() && c.back() == ' ') c.remove_suffix(1);
+      }
+      if (c.empty()) return TransferEncodingVerdict::kBad;
+      codings.push_back(c);
+      start = comma + 1;
+    }
+  }
+  if (codings.empty()) return TransferEncodingVerdict::kNone;
+  int chunked = 0;
+  for (std::string_view c : codings) chunked += ascii_iequals(c, "chunked");
+  if (chunked != 1 || !ascii_iequals(codings.back(), "chunked"))
+    return TransferEncodingVerdict::kBad;
+  return codings.size() == 1 ? TransferEncodingVerdict::kChunked
+                             : TransferEncodingVerdict::kNotImplemented;
 }
 
 }  // namespace duet

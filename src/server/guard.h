@@ -3,6 +3,7 @@
 // functions over strings, so they are unit-tested without a socket.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,25 @@ enum class OriginVerdict {
 // `allowed` holds exact origins ("http://localhost:3000") or "*".
 OriginVerdict check_origin(std::string_view origin, std::string_view host,
                            const std::vector<std::string>& allowed);
+
+// A request line's target (RFC 9112 §3.2). Origin-form ("/path?query") as it is;
+// absolute-form ("http://host:port/path?query", what a proxy is sent) split into the
+// authority, which then stands for the Host header (§3.2.2), and the origin-form part.
+struct RequestTarget {
+  std::string authority;  // empty for origin-form
+  std::string origin_form;
+};
+// nullopt: neither form (asterisk-form, authority-form, garbage, userinfo in the authority).
+std::optional<RequestTarget> parse_request_target(std::string_view target);
+
+// What to do with a request's Transfer-Encoding fields (all of them, in order).
+enum class TransferEncodingVerdict {
+  kNone,            // no Transfer-Encoding
+  kChunked,         // exactly "chunked": the body is read chunk by chunk
+  kNotImplemented,  // codings before "chunked" that the server does not decode (gzip, ...): 501
+  kBad,             // "chunked" not last or more than once, or an empty coding: 400 and close
+};
+TransferEncodingVerdict check_transfer_encoding(const std::vector<std::string_view>& fields);
 
 // X-Request-Id from the client if it is short and plain ([A-Za-z0-9._:-], at most 128
 // bytes), otherwise empty (the server then makes one up). Never echoes raw bytes.

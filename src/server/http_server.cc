@@ -60,18 +60,57 @@ struct HttpServer::Impl {
                 return;
               }
             }
-            const bool over = shared.connections.load() >= shared.options.max_connections;
             auto session = std::make_shared<Session>(std::move(socket), shared);
+            const Admission admission = admit(*session);
             {
               std::lock_guard<std::mutex> lock(sessions_mu);
               // Forget sessions that are gone, so the list stays as long as the live ones.
               std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
               sessions.push_back(session);
             }
-            session->start(over);
+            session->start(admission);
           }
           accept();
         });
+  }
+
+  // Connections that do nothing must not lock others out. Over the total limit, or over the
+  // limit of this client's address, the connection that has waited longest for a request
+  // (of the server, or of that address) is closed to make room. If none is idle, the new
+  // connection may still ask /health or /ready (a reserve of kProbeReserve connections), so
+  // that probes see a busy server as alive; every other request gets 503 with Retry-After.
+  Admission admit(const Session& incoming) {
+    // The new session is counted already.
+    const int total = shared.connections.load();
+    int of_client = 0;
+    {
+      std::lock_guard<std::mutex> lock(shared.clients_mu);
+      of_client = shared.per_client[incoming.address()];
+    }
+    const int per_client = shared.options.max_connections_per_client;
+    const bool over_client = per_client > 0 && of_client > per_client;
+    const bool over_total = total > shared.options.max_connections;
+    if (!over_client && !over_total) return Admission::kServe;
+    if (close_longest_idle(over_client ? &incoming.address() : nullptr)) return Admission::kServe;
+    constexpr int kProbeReserve = 32;
+    return shared.probe_only.load() < kProbeReserve ? Admission::kProbeOnly : Admission::kRefuse;
+  }
+
+  // Closes the live session idle the longest (of `address` when given). False if none is.
+  bool close_longest_idle(const std::string* address) {
+    std::shared_ptr<Session> oldest;
+    int64_t oldest_since = 0;
+    std::lock_guard<std::mutex> lock(sessions_mu);
+    for (const auto& w : sessions) {
+      auto s = w.lock();
+      if (!s) continue;
+      const int64_t since = s->idle_since();
+      if (since == 0 || (address && s->address() != *address)) continue;
+      if (!oldest || since < oldest_since) oldest = std::move(s), oldest_since = since;
+    }
+    if (!oldest) return false;
+    oldest->close_if_idle();
+    return true;
   }
 
   void wait_signal() {

@@ -4,7 +4,10 @@
 //     body is read, or while a chunked body streams in),
 //   - a deadline for reading a whole request (slow clients are closed), an idle deadline
 //     between keep-alive requests, a deadline per write,
-//   - a cap on open connections (503 beyond it), TCP_NODELAY on every socket.
+//   - a cap on open connections and on those of one client address; past either, an idle
+//     connection is closed to make room, and a connection that still does not fit may ask
+//     only /health or /ready (every other request gets 503 with Retry-After),
+//   - a short deadline for a new connection's first byte, TCP_NODELAY on every socket.
 // Requests that pass are handed to the RequestSink on the connection's strand.
 #pragma once
 
@@ -28,10 +31,12 @@ struct HttpServerOptions {
   size_t max_body_bytes = size_t{8} << 20;
   size_t max_header_bytes = size_t{16} << 10;
   size_t max_header_fields = 100;
-  std::chrono::milliseconds read_timeout{30000};   // first byte to last byte of a request
-  std::chrono::milliseconds idle_timeout{75000};   // keep-alive wait for the next request
-  std::chrono::milliseconds write_timeout{60000};  // one write to a client that stopped reading
+  std::chrono::milliseconds first_byte_timeout{5000};  // connect to a new connection's first byte
+  std::chrono::milliseconds read_timeout{30000};       // first byte to last byte of a request
+  std::chrono::milliseconds idle_timeout{75000};       // keep-alive wait for the next request
+  std::chrono::milliseconds write_timeout{60000};      // one write to a client that stopped reading
   int max_connections = 512;
+  int max_connections_per_client = 256;  // per remote address; 0: no limit of its own
 };
 
 // Answers a request that passed the HTTP-level checks (runs on the connection's strand).

@@ -124,7 +124,7 @@ Status ModelHost::load() {
               "RANDOM weights — its output is noise; use -m FILE.gguf for a real model");
     auto path = forge_demo();
     if (!path) return path.status().with_context("forging the demo model");
-    s = load_file(*path);
+    s = cancel_load_.load() ? Status::error(std::string(kLoadCancelled)) : load_file(*path);
     std::error_code ec;
     std::filesystem::remove(*path, ec);
   } else {
@@ -152,9 +152,12 @@ Status ModelHost::load_file(const std::string& path) {
   }
   ModelLoadOptions load_options;
   load_options.yarn_factor = options_.rope_scale;
+  load_options.cancel = &cancel_load_;
   auto model = Qwen3Model::load(path, std::move(backend), load_options);
-  if (!model)
+  if (!model) {
+    if (model.status().message() == kLoadCancelled) return model.status();
     return model.status().with_context(demo ? "loading the demo model" : "loading the model");
+  }
   model_ = std::move(model.value());
   const GgufFile& g = model_->gguf();
 
@@ -187,6 +190,7 @@ Status ModelHost::load_file(const std::string& path) {
   if (options_.test_logits_override)
     ec.logits_override = options_.test_logits_override(*tokenizer_);
   ec.sampling_pool = pool_.get();  // the CPU backend's threads; none with the reference one
+  if (cancel_load_.load()) return Status::error(std::string(kLoadCancelled));
   auto engine = Engine::create(*model_, ec);
   if (!engine) return engine.status().with_context("starting the engine");
   engine_ = std::move(engine.value());

@@ -51,6 +51,9 @@ class ModelHost {
 
   // Loads (or forges) the model, starts the engine. Blocking; call once.
   Status load();
+  // From another thread: a load in progress stops at its next step and fails with
+  // kLoadCancelled (qwen3_model.h).
+  void cancel_load() { cancel_load_.store(true); }
   bool loaded() const { return loaded_.load(std::memory_order_acquire); }
   // Stops the engine thread and ends every request it holds (queued ones too) with a final
   // cancelled event; later submits are refused. The engine object stays, so a route that
@@ -85,6 +88,7 @@ class ModelHost {
   ModelInfo info_;
   SpecialTokens special_;
   std::atomic<bool> loaded_{false};
+  std::atomic<bool> cancel_load_{false};
 };
 
 // "0.6B", "14.8B", "3.2M": Ollama's parameter_size spelling.

@@ -34,6 +34,8 @@ struct ServeOptions {
   int64_t max_body_kb = 8192;
   double read_timeout_seconds = 30;
   int max_connections = 512;
+  int max_connections_per_client = 256;   // per remote address; 0: no limit of its own
+  double first_byte_timeout_seconds = 5;  // a new connection's first byte
   int sse_keepalive_ms = 5000;  // keep-alives (SSE comment, empty Ollama line) while prefilling
   bool ref_backend = false;     // the scalar reference backend (debugging)
   // Not a flag: only a test binary sets it (tests/support/scripted_serve.cc), to script the

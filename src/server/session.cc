@@ -38,6 +38,20 @@ std::string status_line(int status) {
   return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) + "\r\n";
 }
 
+// Every 503 says when to come back, whoever answered it (a route, the connection limit).
+void append_retry_after(int status, const std::vector<HttpHeader>& headers, std::string& head) {
+  if (status != 503) return;
+  for (const HttpHeader& h : headers)
+    if (beast::iequals(h.name, "retry-after")) return;
+  head += "Retry-After: 1\r\n";
+}
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string chunk(std::string_view data) {
   char size[20];
   std::snprintf(size, sizeof size, "%zx\r\n", data.size());
@@ -71,11 +85,12 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
   void respond(HttpResponse res) override {
     if (ended_ || streaming_) return;
     ended_ = true;
-    const bool close = res.close || !keep_alive_;
+    const bool close = res.close || !keep_alive_ || session_->close_after_;
     if (!session_->broken_) {
       std::string head = status_line(res.status);
       head += "Content-Type: " + header_safe(res.content_type) + "\r\n";
       head += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
+      append_retry_after(res.status, res.headers, head);
       append_common_headers(head, res.headers, close);
       head += "\r\n";
       if (!head_only_) head += res.body;
@@ -94,11 +109,12 @@ class ExchangeImpl : public Exchange, public std::enable_shared_from_this<Exchan
     status_ = status;
     // HTTP/1.0 has no chunked encoding: the body then ends when the connection closes.
     chunked_ = request_.version >= 11;
-    const bool close = !keep_alive_ || !chunked_;
+    const bool close = !keep_alive_ || !chunked_ || session_->close_after_;
     if (session_->broken_) return;
     std::string head = status_line(status);
     head += "Content-Type: " + header_safe(content_type) + "\r\n";
     if (chunked_) head += "Transfer-Encoding: chunked\r\n";
+    append_retry_after(status, headers, head);
     append_common_headers(head, headers, close);
     head += "\r\n";
     session_->close_after_ = session_->close_after_ || close;
@@ -206,19 +222,47 @@ Session::Session(tcp::socket socket, ServerShared& shared)
   shared_.connections.fetch_add(1);
   beast::error_code ec;
   const auto ep = stream_.socket().remote_endpoint(ec);
-  if (!ec) remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+  if (!ec) {
+    auto addr = ep.address();
+    // An IPv4 client on a dual-stack socket is the same client as on an IPv4 one.
+    if (addr.is_v6() && addr.to_v6().is_v4_mapped())
+      addr = addr.to_v6().to_v4();  // NOLINT: the v4-mapped form is checked above
+    address_ = addr.to_string();
+    remote_ = address_ + ":" + std::to_string(ep.port());
+  }
+  {
+    std::lock_guard<std::mutex> lock(shared_.clients_mu);
+    shared_.per_client[address_]++;
+  }
   // Every token is its own small write; Nagle's algorithm would hold it back.
   stream_.socket().set_option(tcp::no_delay(true), ec);
 }
 
-Session::~Session() { shared_.connections.fetch_sub(1); }
+Session::~Session() {
+  shared_.connections.fetch_sub(1);
+  if (probe_only_) shared_.probe_only.fetch_sub(1);
+  std::lock_guard<std::mutex> lock(shared_.clients_mu);
+  if (--shared_.per_client[address_] <= 0) shared_.per_client.erase(address_);
+}
 
-void Session::start(bool over_limit) {
-  if (over_limit) {
+void Session::start(Admission admission) {
+  if (admission == Admission::kRefuse) {
     fail_request(503, "too many open connections; try again later");
     return;
   }
+  if (admission == Admission::kProbeOnly) {
+    probe_only_ = true;
+    shared_.probe_only.fetch_add(1);
+  }
   read_request(true);
+}
+
+void Session::close_if_idle() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    if (self->idle_since() == 0 || self->current_ || self->parser_) return;
+    self->shared_.log.info("-", "closed idle connection " + self->remote_ + " to make room");
+    self->close_socket();
+  });
 }
 
 void Session::shutdown_from_server() {
@@ -231,11 +275,15 @@ void Session::read_request(bool first) {
     read_header();
     return;
   }
-  // Wait for the first byte of the next request under the idle deadline; the request
-  // deadline starts once it arrives.
-  stream_.expires_after(first ? shared_.options.read_timeout : shared_.options.idle_timeout);
+  // Wait for the first byte of the next request under the idle deadline (a new connection
+  // gets a short one: it has no reason to wait); the request deadline starts once it arrives.
+  stream_.expires_after(
+      first ? std::min(shared_.options.first_byte_timeout, shared_.options.read_timeout)
+            : shared_.options.idle_timeout);
+  idle_since_ns_.store(steady_ns(), std::memory_order_relaxed);
   stream_.async_read_some(buffer_.prepare(kWatchReadBytes),
                           [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            self->idle_since_ns_.store(0, std::memory_order_relaxed);
                             if (ec) {
                               self->close_socket();
                               return;
@@ -250,7 +298,10 @@ void Session::read_header() {
   parser_->header_limit(static_cast<std::uint32_t>(shared_.options.max_header_bytes));
   parser_->body_limit(shared_.options.max_body_bytes);
   path_.clear();
-  stream_.expires_after(shared_.options.read_timeout);
+  // A connection admitted over a limit only gets to ask a probe, which is short.
+  stream_.expires_after(
+      probe_only_ ? std::min(shared_.options.first_byte_timeout, shared_.options.read_timeout)
+                  : shared_.options.read_timeout);
   http::async_read_header(
       stream_, buffer_, *parser_,
       [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
@@ -259,9 +310,12 @@ void Session::read_header() {
 void Session::on_header(beast::error_code ec) {
   {
     // The path decides the dialect of an error answered from here (even a 413).
-    const auto target = parser_->get().target();
-    const std::string_view t(target.data(), target.size());
-    path_ = std::string(t.substr(0, t.find('?')));
+    const auto raw = parser_->get().target();
+    auto target = parse_request_target(std::string_view(raw.data(), raw.size()));
+    target_ = target ? std::move(target->origin_form) : std::string(raw.data(), raw.size());
+    authority_ = target ? std::move(target->authority) : std::string();
+    target_ok_ = target.has_value();
+    path_ = target_.substr(0, target_.find('?'));
   }
   if (ec == http::error::header_limit) return fail_request(431, "request headers too large");
   if (ec == http::error::body_limit)
@@ -279,12 +333,63 @@ void Session::on_header(beast::error_code ec) {
   if (fields > shared_.options.max_header_fields)
     return fail_request(431, "too many request headers (at most " +
                                  std::to_string(shared_.options.max_header_fields) + ")");
+  if (!check_framing()) return;  // answered
+  if (probe_only_) {
+    const bool probe = (msg.method() == http::verb::get || msg.method() == http::verb::head) &&
+                       (path_ == "/health" || path_ == "/ready");
+    if (!probe) return fail_request(503, "too many open connections; try again later");
+    close_after_ = true;
+  }
   if (parser_->is_done()) return dispatch();
   const auto expect = msg[http::field::expect];
   if (beast::iequals(expect, "100-continue")) enqueue("HTTP/1.1 100 Continue\r\n\r\n");
   http::async_read(
       stream_, buffer_, *parser_,
       [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
+}
+
+// RFC 9112's rules for a request's head that Beast leaves to its user. False when the request
+// was refused (answered, and the connection is closing).
+bool Session::check_framing() {
+  const auto& msg = parser_->get();
+  if (!target_ok_) {
+    fail_request(400, "the request target must be a path or an absolute http(s) URL");
+    return false;
+  }
+  // Exactly one Host in HTTP/1.1 (§3.2): with two, proxies and this server could disagree on
+  // which one the request is for. An absolute-form target stands in for Host (§3.2.2).
+  const size_t hosts = msg.count(http::field::host);
+  if (hosts > 1) {
+    fail_request(400, "more than one Host header");
+    return false;
+  }
+  if (hosts == 0 && msg.version() >= 11 && authority_.empty()) {
+    fail_request(400, "an HTTP/1.1 request needs a Host header");
+    return false;
+  }
+  // Transfer-Encoding (§6.1): only "chunked" alone is read. Anything else would make this
+  // server and a proxy in front of it see different bodies (request smuggling).
+  std::vector<std::string_view> codings;
+  for (auto [it, end] = msg.equal_range(http::field::transfer_encoding); it != end; ++it)
+    codings.emplace_back(it->value().data(), it->value().size());
+  const TransferEncodingVerdict te = check_transfer_encoding(codings);
+  if (te != TransferEncodingVerdict::kNone && msg.version() < 11) {
+    fail_request(400, "Transfer-Encoding is not allowed in HTTP/1.0");
+    return false;
+  }
+  if (te == TransferEncodingVerdict::kBad) {
+    fail_request(400, "Transfer-Encoding must end in chunked, given once");
+    return false;
+  }
+  if (te == TransferEncodingVerdict::kNotImplemented) {
+    fail_request(501, "transfer codings other than chunked are not implemented");
+    return false;
+  }
+  if (te == TransferEncodingVerdict::kChunked && msg.count(http::field::content_length) > 0) {
+    fail_request(400, "a request may not carry both Transfer-Encoding and Content-Length");
+    return false;
+  }
+  return true;
 }
 
 void Session::on_body(beast::error_code ec) {
@@ -311,6 +416,7 @@ void Session::fail_request(int status, const std::string& message) {
   std::string head = status_line(res.status);
   head += "Content-Type: " + header_safe(res.content_type) + "\r\n";
   head += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
+  append_retry_after(res.status, res.headers, head);
   for (const HttpHeader& h : res.headers)
     head += header_safe(h.name) + ": " + header_safe(h.value) + "\r\n";
   head += "Connection: close\r\n\r\n";
@@ -325,12 +431,16 @@ void Session::dispatch() {
   parser_.reset();
   HttpRequest req;
   req.method = std::string(msg.method_string());
-  req.target = std::string(msg.target());
+  req.target = std::move(target_);
   req.path = path_;
   req.version = static_cast<int>(msg.version());
   req.remote = remote_;
-  for (const auto& f : msg)
+  // An absolute-form target's authority is the request's host, whatever Host says (§3.2.2).
+  if (!authority_.empty()) req.headers.push_back({"Host", authority_});
+  for (const auto& f : msg) {
+    if (!authority_.empty() && f.name() == http::field::host) continue;
     req.headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  }
   req.body = std::move(msg.body());
   std::string id;
   if (auto given = req.header("x-request-id")) id = sanitize_request_id(*given);
@@ -352,16 +462,27 @@ void Session::watch() {
   watching_ = true;
   // Only the read timer: a write may be in flight with its own deadline.
   stream_.expires_never();
-  stream_.async_read_some(
-      buffer_.prepare(kWatchReadBytes),
-      [self = shared_from_this()](beast::error_code ec, size_t n) { self->on_watch(ec, n); });
+  // Up to kMaxPipelinedBytes of what the client sends next is kept, to be parsed after this
+  // exchange. Past that the read goes on (a hang-up must still cancel the request) but what
+  // it reads is dropped, and the connection closes after this exchange.
+  const bool keep = buffer_.size() < kMaxPipelinedBytes;
+  auto on_read = [self = shared_from_this(), keep](beast::error_code ec, size_t n) {
+    self->on_watch(ec, n, keep);
+  };
+  if (keep)
+    stream_.async_read_some(buffer_.prepare(kWatchReadBytes), std::move(on_read));
+  else
+    stream_.async_read_some(net::buffer(discard_), std::move(on_read));
 }
 
-void Session::on_watch(beast::error_code ec, size_t n) {
+void Session::on_watch(beast::error_code ec, size_t n, bool kept) {
   watching_ = false;
   if (!ec || (ec == net::error::operation_aborted && n > 0)) {
-    buffer_.commit(n);  // the start of a pipelined request: parsed after this exchange
-    if (current_ && !current_->ended() && buffer_.size() < kMaxPipelinedBytes)
+    if (kept)
+      buffer_.commit(n);  // the start of a pipelined request: parsed after this exchange
+    else
+      close_after_ = true;  // bytes were dropped: what follows cannot be parsed
+    if (current_ && !current_->ended())
       watch();
     else
       maybe_next();

@@ -42,4 +42,23 @@ rc=$?
 [ "$rc" -eq 0 ] || { echo "exit status $rc after the drain (stalled client)"; tail -20 "$SERVER_LOG"; exit 1; }
 took=$(( $(date +%s) - t0 ))
 [ "$took" -le 12 ] || { echo "stopping took ${took} s with a stalled client"; tail -20 "$SERVER_LOG"; exit 1; }
+# A FIFO as the model file: refused as not a regular file, without waiting for a writer.
+mkfifo "$SERVE_TMP/fifo.gguf"
+timeout 60 "$DUET" serve -m "$SERVE_TMP/fifo.gguf" --port 0 >"$SERVE_TMP/fifo.log" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "not a regular file" "$SERVE_TMP/fifo.log" ||
+  { echo "a FIFO model: exit status $rc (124: it hung)"; cat "$SERVE_TMP/fifo.log"; exit 1; }
+
+# SIGTERM while the model loads: the load stops at its next step and the server exits 0 (a
+# signal that lands after the load drains as usual; the log says which it was).
+"$DUET" serve -m "$SERVE_TMP/slow.gguf" --port 0 >"$SERVE_TMP/load.log" 2>&1 &
+pid=$!
+SERVE_PIDS+=("$pid")
+for _ in $(seq 1 600); do grep -q "listening on" "$SERVE_TMP/load.log" && break; sleep 0.02; done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 0 ] || { echo "exit status $rc after SIGTERM during the load"; cat "$SERVE_TMP/load.log"; exit 1; }
+grep -E "stopped while loading the model|draining" "$SERVE_TMP/load.log" ||
+  { echo "SIGTERM during the load: neither stopped nor drained"; cat "$SERVE_TMP/load.log"; exit 1; }
 echo "serve_drain: ok"

@@ -131,6 +131,23 @@ const longDecode = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 30
   o.req.destroy();
   await waitMetrics((m) => total(m) === total(before) + 2, 'Ollama stream cancel counted');
   await waitMetrics(idle, 'KV blocks back to idle after an Ollama cancel');
+
+  // With more than the 64 KB that the server keeps of pipelined requests sent behind it, the
+  // hang-up is still noticed: a non-streaming request writes nothing until its end, so the
+  // watch on the socket is all that can see the client leave.
+  const net = await import('node:net');
+  const body = JSON.stringify({ ...longDecode, stream: false });
+  const sock = net.connect(port, '127.0.0.1');
+  sock.on('error', () => {});
+  await new Promise((r) => sock.on('connect', r));
+  sock.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  await waitMetrics((m) => metric(m, 'vllm:num_requests_running') === 1, 'pipelining: the request runs');
+  const pipelined = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(4000);  // ~170 KB
+  await new Promise((r) => sock.write(pipelined, r));
+  await sleep(200);
+  sock.destroy();
+  await waitMetrics((m) => total(m) === total(before) + 3, 'cancel counted with 170 KB pipelined behind the request');
+  await waitMetrics(idle, 'KV blocks back to idle after the pipelined cancel');
 }
 
 checkEq((await request({ path: '/health' })).status, 200, 'server alive');

@@ -4,7 +4,9 @@
 // failing for the wrong reason (an earlier check tripping first) shows up here.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -807,6 +809,33 @@ TEST(ModelLoad, HandWrittenBaselineLoads) {
   EXPECT_EQ((*m)->config().n_vocab, kVocab);
   EXPECT_EQ((*m)->config().q_width(), kHead * kHeadDim);
   m = Status::error("closed");
+  std::remove(path.c_str());
+}
+
+// A server told to stop while it loads: the load ends at its next matrix with the cancel
+// status, and nothing leaks.
+TEST(ModelLoad, ACancelledLoadStops) {
+  const std::string path = temp_path("cancelled");
+  ASSERT_TRUE(write_model({}, path).is_ok());
+  std::atomic<bool> cancel{true};
+  ModelLoadOptions options;
+  options.cancel = &cancel;
+  auto m = Qwen3Model::load(path, make_ref_backend(), options);
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_EQ(m.message(), kLoadCancelled);
+  cancel = false;
+  EXPECT_TRUE(Qwen3Model::load(path, make_ref_backend(), options).is_ok());
+  std::remove(path.c_str());
+}
+
+// A FIFO as the model file: refused at once (opening it must not wait for a writer).
+TEST(ModelLoad, AFifoIsRefusedWithoutWaiting) {
+  const std::string path = temp_path("fifo");
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  auto m = Qwen3Model::load(path, make_ref_backend());
+  ASSERT_FALSE(m.is_ok());
+  EXPECT_THAT(m.message(), HasSubstr("not a regular file"));
   std::remove(path.c_str());
 }
 
