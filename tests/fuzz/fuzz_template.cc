@@ -3,7 +3,8 @@
 // context as JSON (an invalid or missing context falls back to a small conversation, so
 // that mutations of the template still render). Beyond "no crash, no sanitizer report",
 // it traps when a limit is not kept: the output never exceeds max_output_bytes, and every
-// failure carries a message.
+// failure carries a message; and when provenance goes wrong: render_marked gives render's
+// text, with trusted spans that are sorted, merged and inside the text.
 //
 //   build-fuzz/fuzz_template -max_total_time=60 -rss_limit_mb=2048 <corpus copy>
 #include <cstddef>
@@ -60,6 +61,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(out->size() <= limits.max_output_bytes);
   } else {
     check(!out.message().empty());
+  }
+  // The same context split in two: every other member trusted, the rest client text.
+  nlohmann::ordered_json trusted = nlohmann::ordered_json::object(), client = trusted;
+  size_t i = 0;
+  for (const auto& [k, v] : context.items()) (i++ % 2 ? client : trusted)[k] = v;
+  auto marked =
+      (*t)->render_marked(trusted, client, limits, duet::jinja::DateTime{2026, 11, 29, 12, 0, 0});
+  check(marked.is_ok() == out.is_ok());
+  if (marked.is_ok()) {
+    check(marked->text == *out);
+    check(duet::well_formed(marked->trusted, marked->text.size()));
   }
 
   // The chat-template layer over the same source, when the context is a conversation.

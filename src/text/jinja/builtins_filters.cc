@@ -1,6 +1,7 @@
 // Filters on single values: output formatting (tojson, string, indent, escape), strings,
 // numbers, defaults. Filters over sequences are in builtins_sequences.cc. An undefined
-// operand acts as Jinja2's Undefined: empty string, zero length, empty list.
+// operand acts as Jinja2's Undefined: empty string, zero length, empty list. The string
+// filters that are methods too keep provenance; tojson, indent and escape write client text.
 #include "text/jinja/builtins_filters.h"
 
 #include <cmath>
@@ -205,7 +206,7 @@ Result<Value> Interpreter::apply_filter(const std::string& name, const Value& v,
   if (name == "safe") return v;
   if (name == "tojson") return tojson(*this, v, args, pos);
   if (name == "string") {
-    JINJA_ASSIGN(std::string s, display_of(v, pos));
+    JINJA_ASSIGN(MarkedText s, marked_display_of(v, pos));
     return Value::string(std::move(s));
   }
   if (name == "trim") {

@@ -1,5 +1,6 @@
 // Methods on strings and dicts, with Python's semantics (`strip('\n')` strips only
-// newlines; @huggingface/jinja ignores the argument and strips all whitespace).
+// newlines; @huggingface/jinja ignores the argument and strips all whitespace). String
+// results keep the provenance of the bytes they are made of (text/marked_text.h).
 #include <algorithm>
 
 #include "text/jinja/interpreter.h"
@@ -76,7 +77,8 @@ bool affix_match(const std::string& s, const Value& pattern, bool prefix, bool& 
   return false;
 }
 
-Result<Value> split(Interpreter& in, const std::string& s, const Args& args, Pos pos) {
+Result<Value> split(Interpreter& in, const Value& self, const Args& args, Pos pos) {
+  const std::string& s = self.str();
   const Value* sep = args.get(0, "sep");
   const Value* max_v = args.get(1, "maxsplit");
   int64_t maxsplit = -1;
@@ -91,14 +93,14 @@ Result<Value> split(Interpreter& in, const std::string& s, const Args& args, Pos
     size_t i = trim_start(s).data() - s.data();
     while (i < s.size()) {
       if (maxsplit >= 0 && static_cast<int64_t>(parts.size()) >= maxsplit) {
-        parts.push_back(Value::string(s.substr(i)));
+        parts.push_back(substring(self, i, s.size()));
         break;
       }
       size_t j = i;
       while (j < s.size() && space_at(s, j) == 0) {
         decode_utf8(s, j);
       }
-      parts.push_back(Value::string(s.substr(i, j - i)));
+      parts.push_back(substring(self, i, j));
       while (size_t n = space_at(s, j)) j += n;
       i = j;
     }
@@ -112,16 +114,17 @@ Result<Value> split(Interpreter& in, const std::string& s, const Args& args, Pos
     const size_t j = s.find(d, i);
     if (j == std::string::npos ||
         (maxsplit >= 0 && static_cast<int64_t>(parts.size()) >= maxsplit)) {
-      parts.push_back(Value::string(s.substr(i)));
+      parts.push_back(substring(self, i, s.size()));
       break;
     }
-    parts.push_back(Value::string(s.substr(i, j - i)));
+    parts.push_back(substring(self, i, j));
     i = j + d.size();
   }
   return in.new_list(std::move(parts), pos);
 }
 
-Result<Value> replace(Interpreter& in, const std::string& s, const Args& args, Pos pos) {
+Result<Value> replace(Interpreter& in, const Value& self, const Args& args, Pos pos) {
+  const std::string& s = self.str();
   const Value* old_v = args.get(0, "old");
   const Value* new_v = args.get(1, "new");
   const Value* count_v = args.get(2, "count");
@@ -133,47 +136,55 @@ Result<Value> replace(Interpreter& in, const std::string& s, const Args& args, P
     count = count_v->as_int();
   }
   const std::string& from = old_v->str();
-  const std::string& to = new_v->str();
-  std::string out;
+  const MarkedText& to = new_v->marked();
+  MarkedText out;
   DUET_TRY(in.charge(s.size() / 16));
   if (from.empty()) {  // Python inserts `to` around every character
     const std::vector<size_t> offsets = code_point_offsets(s);
     const size_t slots = offsets.size();
     const size_t n = count < 0 ? slots : std::min<size_t>(slots, static_cast<size_t>(count));
-    DUET_TRY(in.charge_string(s.size() + n * to.size()));
+    DUET_TRY(in.charge_string(s.size() + n * to.text.size()));
     for (size_t k = 0; k + 1 < offsets.size(); ++k) {
-      if (k < n) out += to;
-      out.append(s, offsets[k], offsets[k + 1] - offsets[k]);
+      if (k < n) out.append(to);
+      out.append(self.marked(), offsets[k], offsets[k + 1]);
     }
-    if (n == slots) out += to;
+    if (n == slots) out.append(to);
     return Value::string(std::move(out));
   }
   size_t i = 0;
   for (int64_t done = 0; count < 0 || done < count; ++done) {
     const size_t j = s.find(from, i);
     if (j == std::string::npos) break;
-    out.append(s, i, j - i);
-    out += to;
+    out.append(self.marked(), i, j);
+    out.append(to);
     i = j + from.size();
-    DUET_TRY(in.check_size(out.size()));
+    DUET_TRY(in.check_size(out.text.size()));
   }
-  out.append(s, i);
-  DUET_TRY(in.charge_string(out.size()));
+  out.append(self.marked(), i, s.size());
+  DUET_TRY(in.charge_string(out.text.size()));
   return Value::string(std::move(out));
 }
 
-Result<Value> string_method(Interpreter& in, const std::string& s, const std::string& name,
+// A byte-for-byte mapping of `self` (ASCII case changes): the provenance stays as it was.
+Value same_shape(const Value& self, std::string mapped) {
+  return Value::string(MarkedText{std::move(mapped), self.marked().trusted});
+}
+
+Result<Value> string_method(Interpreter& in, const Value& self, const std::string& name,
                             const Args& args, Pos pos) {
+  const std::string& s = self.str();
   if (name == "upper" || name == "lower") {
     DUET_TRY(arity(in, args, 0, name, pos));
     DUET_TRY(in.charge_string(s.size()));
-    return Value::string(name == "upper" ? ascii_upper(s) : ascii_lower(s));
+    return same_shape(self, name == "upper" ? ascii_upper(s) : ascii_lower(s));
   }
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     DUET_TRY(arity(in, args, 1, name, pos));
     DUET_TRY(in.charge(s.size() / 16));
     const Value* chars = args.get(0, "chars");
-    return Value::string(std::string(strip_chars(s, chars, name != "rstrip", name != "lstrip")));
+    const std::string_view kept = strip_chars(s, chars, name != "rstrip", name != "lstrip");
+    const auto begin = static_cast<size_t>(kept.data() - s.data());
+    return substring(self, begin, begin + kept.size());
   }
   if (name == "title" || name == "capitalize") {
     DUET_TRY(arity(in, args, 0, name, pos));
@@ -181,14 +192,14 @@ Result<Value> string_method(Interpreter& in, const std::string& s, const std::st
     std::string out = ascii_lower(s);
     if (name == "capitalize") {
       if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
-      return Value::string(std::move(out));
+      return same_shape(self, std::move(out));
     }
     bool prev_letter = false;
     for (char& c : out) {
       if (is_ascii_letter(c) && !prev_letter && c >= 'a') c = static_cast<char>(c - 32);
       prev_letter = is_ascii_letter(c);
     }
-    return Value::string(std::move(out));
+    return same_shape(self, std::move(out));
   }
   if (name == "startswith" || name == "endswith") {
     const Value* p = args.get(0, "prefix");
@@ -198,8 +209,8 @@ Result<Value> string_method(Interpreter& in, const std::string& s, const std::st
     if (!ok) return in.error(pos, name + "() takes a string or a list of strings");
     return Value::boolean(r);
   }
-  if (name == "split") return split(in, s, args, pos);
-  if (name == "replace") return replace(in, s, args, pos);
+  if (name == "split") return split(in, self, args, pos);
+  if (name == "replace") return replace(in, self, args, pos);
   if (name == "find" || name == "count") {
     const Value* sub = args.get(0, "sub");
     if (!sub || !sub->is_string()) return in.error(pos, name + "() needs a string");
@@ -219,14 +230,14 @@ Result<Value> string_method(Interpreter& in, const std::string& s, const std::st
   if (name == "join") {
     const Value* items = args.get(0, "iterable");
     if (!items || items->kind() != Kind::kList) return in.error(pos, "join() needs a list");
-    std::string out;
+    MarkedText out;
     for (size_t i = 0; i < items->list().items.size(); ++i) {
-      if (i > 0) out += s;
-      JINJA_ASSIGN(std::string part, in.display_of(items->list().items[i], pos));
-      out += part;
-      DUET_TRY(in.check_size(out.size()));
+      if (i > 0) out.append(self.marked());
+      JINJA_ASSIGN(MarkedText part, in.marked_display_of(items->list().items[i], pos));
+      out.append(part);
+      DUET_TRY(in.check_size(out.text.size()));
     }
-    DUET_TRY(in.charge_string(out.size()));
+    DUET_TRY(in.charge_string(out.text.size()));
     return Value::string(std::move(out));
   }
   return in.error(pos, "string has no method '" + name + "'");
@@ -247,7 +258,7 @@ Result<Value> dict_method(Interpreter& in, const Dict& d, const std::string& nam
   out.reserve(d.size());
   for (const auto& [k, v] : d.entries()) {
     if (name == "keys") {
-      out.push_back(Value::string(k));
+      out.push_back(Value::string(k));  // keys are client text
     } else if (name == "values") {
       out.push_back(v);
     } else {
@@ -272,7 +283,7 @@ bool has_method(const Value& self, std::string_view name) {
 
 Result<Value> call_method(Interpreter& in, const Value& self, const std::string& name,
                           const Args& args, Pos pos) {
-  if (self.is_string()) return string_method(in, self.str(), name, args, pos);
+  if (self.is_string()) return string_method(in, self, name, args, pos);
   if (self.kind() == Kind::kDict) return dict_method(in, self.dict(), name, args, pos);
   return in.error(pos, std::string(type_name(self)) + " has no method '" + name + "'");
 }

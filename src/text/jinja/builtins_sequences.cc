@@ -9,7 +9,8 @@
 namespace duet::jinja {
 namespace {
 
-// The elements a filter walks: a list's items, a string's characters, a dict's keys.
+// The elements a filter walks: a list's items, a string's characters (with their
+// provenance), a dict's keys (client text).
 Result<std::vector<Value>> elements(Interpreter& in, const std::string& filter, const Value& v,
                                     Pos pos) {
   std::vector<Value> out;
@@ -27,7 +28,7 @@ Result<std::vector<Value>> elements(Interpreter& in, const std::string& filter, 
       for (size_t i = 0; i < s.size();) {
         const size_t start = i;
         decode_utf8(s, i);
-        out.push_back(Value::string(s.substr(start, i - start)));
+        out.push_back(substring(v, start, i));
       }
       return out;
     }
@@ -176,22 +177,22 @@ Result<Value> map(Interpreter& in, const Value& v, const Args& args, Scope& scop
 
 Result<Value> join(Interpreter& in, const Value& v, const Args& args, Pos pos) {
   JINJA_ASSIGN(std::vector<Value> items, elements(in, "join", v, pos));
-  std::string sep;
+  MarkedText sep;
   if (const Value* d = args.get(0, "d")) {
-    JINJA_ASSIGN(sep, in.display_of(*d, pos));
+    JINJA_ASSIGN(sep, in.marked_display_of(*d, pos));
   }
   const Value* attribute = args.get(1, "attribute");
-  std::string out;
+  MarkedText out;
   for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += sep;
+    if (i > 0) out.append(sep);
     const Value x = attribute && attribute->is_string()
                         ? attribute_of(in, items[i], attribute->str())
                         : items[i];
-    JINJA_ASSIGN(std::string part, in.display_of(x, pos));
-    out += part;
-    DUET_TRY(in.check_size(out.size()));
+    JINJA_ASSIGN(MarkedText part, in.marked_display_of(x, pos));
+    out.append(part);
+    DUET_TRY(in.check_size(out.text.size()));
   }
-  DUET_TRY(in.charge_string(out.size()));
+  DUET_TRY(in.charge_string(out.text.size()));
   return Value::string(std::move(out));
 }
 
@@ -245,8 +246,8 @@ Result<Value> sequence_filter(Interpreter& in, const std::string& name, const Va
   if (name == "reverse") {
     if (v.is_string()) {
       JINJA_ASSIGN(std::vector<Value> chars, elements(in, name, v, pos));
-      std::string out;
-      for (auto it = chars.rbegin(); it != chars.rend(); ++it) out += it->str();
+      MarkedText out;
+      for (auto it = chars.rbegin(); it != chars.rend(); ++it) out.append(it->marked());
       return Value::string(std::move(out));
     }
     JINJA_ASSIGN(std::vector<Value> items, elements(in, name, v, pos));

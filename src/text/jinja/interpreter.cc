@@ -93,6 +93,15 @@ Result<std::string> Interpreter::display_of(const Value& v, Pos pos) {
   return s;
 }
 
+Result<MarkedText> Interpreter::marked_display_of(const Value& v, Pos pos) {
+  if (v.is_string()) {
+    DUET_TRY(charge(v.str().size() / 16));
+    return v.marked();
+  }
+  JINJA_ASSIGN(std::string s, display_of(v, pos));
+  return MarkedText{std::move(s), {}};
+}
+
 bool Interpreter::equal(const Value& a, const Value& b) {
   uint64_t work = 0;
   const bool eq = values_equal(a, b, work);
@@ -100,7 +109,7 @@ bool Interpreter::equal(const Value& a, const Value& b) {
   return eq;
 }
 
-Result<std::string> Interpreter::render(const Value& context) {
+Result<MarkedText> Interpreter::render(const Value& context) {
   if (context.kind() != Kind::kDict) return Status::error("the template context must be an object");
   Scope globals;
   for (const char* name : {"range", "namespace", "raise_exception", "strftime_now"}) {
@@ -111,7 +120,7 @@ Result<std::string> Interpreter::render(const Value& context) {
   }
   Scope top{&globals, {}};
   for (const auto& [k, v] : context.dict().entries()) top.set(k, v);
-  std::string out;
+  MarkedText out;
   DUET_TRY(exec_body(program_.body, top, out));
   if (flow_ != Flow::kNormal) return Status::error("'break' or 'continue' outside a loop");
   return out;
@@ -119,16 +128,33 @@ Result<std::string> Interpreter::render(const Value& context) {
 
 // ---------------------------------------------------------------- statements
 
-Status Interpreter::emit(std::string& out, std::string_view text, Pos pos) {
-  if (out.size() + text.size() > limits_.max_output_bytes)
+Status Interpreter::check_output(const MarkedText& out, size_t more, Pos pos) {
+  if (out.text.size() + more > limits_.max_output_bytes)
     return error(pos,
                  "output is longer than " + std::to_string(limits_.max_output_bytes) + " bytes");
-  DUET_TRY(charge(text.size() / 16));
-  out.append(text);
+  return charge(more / 16);
+}
+
+Status Interpreter::emit_text(MarkedText& out, std::string_view text, Pos pos) {
+  DUET_TRY(check_output(out, text.size(), pos));
+  out.append_trusted(text);
   return {};
 }
 
-Status Interpreter::exec_body(const Body& body, Scope& scope, std::string& out) {
+Status Interpreter::emit_value(MarkedText& out, const Value& v, Pos pos) {
+  if (v.is_string()) {
+    DUET_TRY(charge(v.str().size() / 16));  // as display_of would
+    DUET_TRY(check_output(out, v.str().size(), pos));
+    out.append(v.marked());
+    return {};
+  }
+  JINJA_ASSIGN(std::string text, display_of(v, pos));
+  DUET_TRY(check_output(out, text.size(), pos));
+  out.append_client(text);
+  return {};
+}
+
+Status Interpreter::exec_body(const Body& body, Scope& scope, MarkedText& out) {
   for (const StmtPtr& s : body) {
     DUET_TRY(exec(*s, scope, out));
     if (flow_ != Flow::kNormal) return {};
@@ -136,17 +162,16 @@ Status Interpreter::exec_body(const Body& body, Scope& scope, std::string& out) 
   return {};
 }
 
-Status Interpreter::exec(const Stmt& s, Scope& scope, std::string& out) {
+Status Interpreter::exec(const Stmt& s, Scope& scope, MarkedText& out) {
   NestingGuard guard(nesting_);
   if (nesting_ > kMaxEvalNesting) return error(s.pos, "template nests too deeply");
   DUET_TRY(charge(1));
   switch (s.kind) {
     case StmtKind::kText:
-      return emit(out, s.text, s.pos);
+      return emit_text(out, s.text, s.pos);
     case StmtKind::kOutput: {
       JINJA_ASSIGN(Value v, eval(*s.expr, scope));
-      JINJA_ASSIGN(std::string text, display_of(v, s.expr->pos));
-      return emit(out, text, s.pos);
+      return emit_value(out, v, s.expr->pos);
     }
     case StmtKind::kIf: {
       JINJA_ASSIGN(Value cond, eval(*s.expr, scope));
@@ -192,10 +217,10 @@ Status Interpreter::assign(const std::vector<std::string>& names, const Value& v
   return {};
 }
 
-Status Interpreter::exec_set(const Stmt& s, Scope& scope, std::string& out) {
+Status Interpreter::exec_set(const Stmt& s, Scope& scope, MarkedText& out) {
   Value v;
   if (s.kind == StmtKind::kSetBlock) {
-    std::string captured;
+    MarkedText captured;
     DUET_TRY(exec_body(s.body, scope, captured));
     v = Value::string(std::move(captured));
   } else {
@@ -213,7 +238,7 @@ Status Interpreter::exec_set(const Stmt& s, Scope& scope, std::string& out) {
   return {};
 }
 
-Status Interpreter::exec_for(const Stmt& s, Scope& scope, std::string& out) {
+Status Interpreter::exec_for(const Stmt& s, Scope& scope, MarkedText& out) {
   JINJA_ASSIGN(Value seq, eval(*s.expr, scope));
   std::vector<Value> items;
   switch (seq.kind()) {
@@ -228,7 +253,7 @@ Status Interpreter::exec_for(const Stmt& s, Scope& scope, std::string& out) {
       for (size_t i = 0; i < str.size();) {
         const size_t start = i;
         decode_utf8(str, i);
-        items.push_back(Value::string(str.substr(start, i - start)));
+        items.push_back(substring(seq, start, i));
       }
       break;
     }
@@ -475,7 +500,7 @@ Result<Value> Interpreter::get_item(const Value& object, const Value& key, Pos p
   if (i < 0) i += n;
   if (i < 0 || i >= n) return Value();
   const auto at = static_cast<size_t>(i);
-  return Value::string(s.substr(offsets[at], offsets[at + 1] - offsets[at]));
+  return substring(object, offsets[at], offsets[at + 1]);
 }
 
 Result<Value> Interpreter::slice(const Value& object, const Expr& e, Scope& scope) {
@@ -521,10 +546,10 @@ Result<Value> Interpreter::slice(const Value& object, const Expr& e, Scope& scop
     for (int64_t i : picks) out.push_back(object.list().items[static_cast<size_t>(i)]);
     return new_list(std::move(out), e.pos);
   }
-  std::string out;
+  MarkedText out;
   for (int64_t i : picks) {
     const auto at = static_cast<size_t>(i);
-    out.append(object.str(), offsets[at], offsets[at + 1] - offsets[at]);
+    out.append(object.marked(), offsets[at], offsets[at + 1]);
   }
   return Value::string(std::move(out));
 }
@@ -621,7 +646,7 @@ Result<Value> Interpreter::call_macro(const MacroStmt& m, const Args& args, Scop
     JINJA_ASSIGN(Value v, eval(*p->default_value, local));
     local.set(p->name, std::move(v));
   }
-  std::string out;
+  MarkedText out;
   DUET_TRY(exec_body(m.body, local, out));
   if (flow_ != Flow::kNormal) return error(m.pos, "'break' or 'continue' outside a loop");
   return Value::string(std::move(out));

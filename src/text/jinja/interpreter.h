@@ -50,7 +50,9 @@ class Interpreter {
  public:
   Interpreter(const Program& program, const RenderLimits& limits, std::optional<DateTime> now);
 
-  Result<std::string> render(const Value& context);
+  // The output, with the byte ranges the template wrote (its text, its literals, trusted
+  // context values) marked trusted.
+  Result<MarkedText> render(const Value& context);
 
   // ---- for the built-ins
   const RenderLimits& limits() const { return limits_; }
@@ -66,6 +68,9 @@ class Interpreter {
   Result<Value> new_dict(Dict d, Pos pos);
   // What `{{ v }}` prints, paid for like any string built.
   Result<std::string> display_of(const Value& v, Pos pos);
+  // The same with provenance: a string keeps its own; anything else printed (numbers,
+  // containers as JSON) is client text.
+  Result<MarkedText> marked_display_of(const Value& v, Pos pos);
   bool equal(const Value& a, const Value& b);  // charges the comparison
   Result<Value> call(const Value& callee, const Args& args, Scope& scope, Pos pos);
   Result<Value> apply_filter(const std::string& name, const Value& operand, const Args& args,
@@ -78,11 +83,14 @@ class Interpreter {
  private:
   enum class Flow { kNormal, kBreak, kContinue };
 
-  Status exec_body(const Body& body, Scope& scope, std::string& out);
-  Status exec(const Stmt& s, Scope& scope, std::string& out);
-  Status exec_for(const Stmt& s, Scope& scope, std::string& out);
-  Status exec_set(const Stmt& s, Scope& scope, std::string& out);
-  Status emit(std::string& out, std::string_view text, Pos pos);
+  Status exec_body(const Body& body, Scope& scope, MarkedText& out);
+  Status exec(const Stmt& s, Scope& scope, MarkedText& out);
+  Status exec_for(const Stmt& s, Scope& scope, MarkedText& out);
+  Status exec_set(const Stmt& s, Scope& scope, MarkedText& out);
+  // Template text (trusted), and what `{{ v }}` writes.
+  Status emit_text(MarkedText& out, std::string_view text, Pos pos);
+  Status emit_value(MarkedText& out, const Value& v, Pos pos);
+  Status check_output(const MarkedText& out, size_t more, Pos pos);
   Status assign(const std::vector<std::string>& names, const Value& v, Scope& scope, Pos pos);
 
   Result<Value> eval(const Expr& e, Scope& scope);

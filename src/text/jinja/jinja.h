@@ -8,6 +8,10 @@
 // JavaScript's `%` sign, `"1" == 1`, containers compared by identity), this follows Jinja2
 // too. See README notes in chat_template.h for what is left out.
 //
+// Output knows its provenance (render_marked): the bytes the template wrote itself — its
+// text, its string literals, trusted context values, and the parts of them that string
+// operations carry along — are marked trusted; everything else is client text.
+//
 // Rendering is bounded: nested macro calls, total output, and evaluation steps are
 // limited, so a hostile template fails with a Status instead of hanging or crashing.
 #pragma once
@@ -21,6 +25,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "text/marked_text.h"
 
 namespace duet::jinja {
 
@@ -47,6 +52,18 @@ class Template {
   // JSON keeps key order, which `tojson` and `items()` expose.
   Result<std::string> render(const nlohmann::ordered_json& context, const RenderLimits& limits = {},
                              const std::optional<DateTime>& now = std::nullopt) const;
+
+  // The same, with provenance. Both contexts must be objects; a name in both takes the
+  // client's value. Strings of `trusted_context` are trusted (the server's own settings:
+  // add_generation_prompt, bos_token...); strings of `client_context` are client text.
+  // What stays trusted through string operations: concatenation (+, ~), join, slices,
+  // indexing, split, strip/lstrip/rstrip/trim, replace, upper/lower/title/capitalize,
+  // `string`, iteration over characters, set blocks and macro output. Anything made
+  // otherwise — tojson, indent, escape, numbers, dict keys, dates — is client text.
+  Result<MarkedText> render_marked(const nlohmann::ordered_json& trusted_context,
+                                   const nlohmann::ordered_json& client_context,
+                                   const RenderLimits& limits = {},
+                                   const std::optional<DateTime>& now = std::nullopt) const;
 
  private:
   explicit Template(std::unique_ptr<Program> program);

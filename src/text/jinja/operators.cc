@@ -151,11 +151,14 @@ Result<Value> membership(Interpreter& in, const Value& a, const Value& b, Pos po
   }
 }
 
+// Each side keeps its provenance: '<|im_start|>' + message.role stays a trusted token
+// followed by client text.
 Result<Value> concat(Interpreter& in, const Value& a, const Value& b, Pos pos) {
-  JINJA_ASSIGN(std::string x, in.display_of(a, pos));
-  JINJA_ASSIGN(std::string y, in.display_of(b, pos));
-  DUET_TRY(in.charge_string(x.size() + y.size()));
-  return Value::string(x + y);
+  JINJA_ASSIGN(MarkedText x, in.marked_display_of(a, pos));
+  JINJA_ASSIGN(MarkedText y, in.marked_display_of(b, pos));
+  DUET_TRY(in.charge_string(x.text.size() + y.text.size()));
+  x.append(y);
+  return Value::string(std::move(x));
 }
 
 }  // namespace

@@ -347,7 +347,7 @@ Status Parser::parse_primary(ExprPtr& out) {
       std::string s;
       while (is(Tok::kString)) s += toks_[pos_++].value;  // 'a' 'b' is 'ab'
       out = node(ExprKind::kLiteral, at);
-      out->literal = Value::string(std::move(s));
+      out->literal = Value::trusted_string(std::move(s));  // the template's own words
       return {};
     }
     case Tok::kName:

@@ -26,11 +26,25 @@ Result<std::unique_ptr<Template>> Template::parse(std::string_view source) {
 Result<std::string> Template::render(const nlohmann::ordered_json& context,
                                      const RenderLimits& limits,
                                      const std::optional<DateTime>& now) const {
-  if (!context.is_object()) return Status::error("the template context must be a JSON object");
-  auto values = from_json(context);
-  if (!values) return values.status();
+  auto out = render_marked(nlohmann::ordered_json::object(), context, limits, now);
+  if (!out) return out.status();
+  return std::move(out->text);
+}
+
+Result<MarkedText> Template::render_marked(const nlohmann::ordered_json& trusted_context,
+                                           const nlohmann::ordered_json& client_context,
+                                           const RenderLimits& limits,
+                                           const std::optional<DateTime>& now) const {
+  if (!trusted_context.is_object() || !client_context.is_object())
+    return Status::error("the template context must be a JSON object");
+  auto trusted = from_json(trusted_context, /*trusted=*/true);
+  if (!trusted) return trusted.status();
+  auto client = from_json(client_context, /*trusted=*/false);
+  if (!client) return client.status();
+  Dict context = trusted->dict();
+  for (const auto& [k, v] : client->dict().entries()) context.set(k, v);
   Interpreter interpreter(*program_, limits, now);
-  auto out = interpreter.render(*values);
+  auto out = interpreter.render(Value::dict(std::move(context)));
   if (!out) return Status::error("template error" + where_prefix(out.message()));
   return out;
 }

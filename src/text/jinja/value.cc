@@ -49,12 +49,16 @@ void Dict::add_new(std::string key, Value value) {
     for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
 }
 
-Value Value::string(std::string s) {
-  return Value(Payload(std::in_place_index<5>, std::make_shared<const std::string>(std::move(s))));
+Value Value::string(std::string s) { return string(MarkedText{std::move(s), {}}); }
+
+Value Value::string(MarkedText s) {
+  return Value(Payload(std::in_place_index<5>, std::make_shared<const MarkedText>(std::move(s))));
 }
 
-Value Value::string(std::shared_ptr<const std::string> s) {
-  return Value(Payload(std::in_place_index<5>, std::move(s)));
+Value Value::trusted_string(std::string s) {
+  MarkedText m{std::move(s), {}};
+  if (!m.text.empty()) m.trusted.push_back({0, m.text.size()});
+  return string(std::move(m));
 }
 
 Value Value::list(std::vector<Value> items) {
@@ -83,6 +87,12 @@ Value Value::ns(std::shared_ptr<Namespace> n) {
 
 Value Value::callable(Callable c) {
   return Value(Payload(std::in_place_index<9>, std::make_shared<const Callable>(std::move(c))));
+}
+
+Value substring(const Value& s, size_t begin, size_t end) {
+  MarkedText out;
+  out.append(s.marked(), begin, end);
+  return Value::string(std::move(out));
 }
 
 double Value::as_double() const {
@@ -480,7 +490,7 @@ Result<std::string> display(const Value& v, size_t max_bytes) {
 
 namespace {
 
-Result<Value> from_json_at(const nlohmann::ordered_json& j, int depth) {
+Result<Value> from_json_at(const nlohmann::ordered_json& j, int depth, bool trusted) {
   if (depth > kMaxValueDepth)
     return Status::error("context nested deeper than " + std::to_string(kMaxValueDepth));
   using T = nlohmann::ordered_json::value_t;
@@ -505,12 +515,13 @@ Result<Value> from_json_at(const nlohmann::ordered_json& j, int depth) {
       return Value::number(d);
     }
     case T::string:
+      if (trusted) return Value::trusted_string(j.get_ref<const std::string&>());
       return Value::string(j.get_ref<const std::string&>());
     case T::array: {
       std::vector<Value> items;
       items.reserve(j.size());
       for (const auto& e : j) {
-        auto v = from_json_at(e, depth + 1);
+        auto v = from_json_at(e, depth + 1, trusted);
         if (!v) return v.status();
         items.push_back(std::move(v.value()));
       }
@@ -519,7 +530,7 @@ Result<Value> from_json_at(const nlohmann::ordered_json& j, int depth) {
     case T::object: {
       Dict d;
       for (const auto& [k, e] : j.items()) {
-        auto v = from_json_at(e, depth + 1);
+        auto v = from_json_at(e, depth + 1, trusted);
         if (!v) return v.status();
         d.set(k, std::move(v.value()));
       }
@@ -532,6 +543,8 @@ Result<Value> from_json_at(const nlohmann::ordered_json& j, int depth) {
 
 }  // namespace
 
-Result<Value> from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 0); }
+Result<Value> from_json(const nlohmann::ordered_json& j, bool trusted) {
+  return from_json_at(j, 0, trusted);
+}
 
 }  // namespace duet::jinja

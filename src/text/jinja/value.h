@@ -1,7 +1,8 @@
 // The values a template computes with: undefined, none, bool, int, float, string, list,
 // dict (insertion-ordered), namespace (the one mutable container) and callable (macros,
 // global functions, methods bound to a value). Strings and containers are shared, so
-// copying a value is O(1) however large it is.
+// copying a value is O(1) however large it is. A string knows which of its bytes the
+// template wrote (text/marked_text.h); Value::string(std::string) is client text.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "text/marked_text.h"
 
 namespace duet::jinja {
 
@@ -60,8 +62,9 @@ class Value {
   static Value boolean(bool b) { return Value(Payload(std::in_place_index<2>, b)); }
   static Value integer(int64_t i) { return Value(Payload(std::in_place_index<3>, i)); }
   static Value number(double d) { return Value(Payload(std::in_place_index<4>, d)); }
-  static Value string(std::string s);
-  static Value string(std::shared_ptr<const std::string> s);
+  static Value string(std::string s);  // client text
+  static Value string(MarkedText s);
+  static Value trusted_string(std::string s);  // the template's own text
   // Containers record their nesting depth and whether a namespace is inside.
   static Value list(std::vector<Value> items);
   static Value dict(Dict d);
@@ -79,8 +82,8 @@ class Value {
   double as_float() const { return std::get<4>(v_); }
   // Int, float or bool as a double.
   double as_double() const;
-  const std::string& str() const { return *std::get<5>(v_); }
-  const std::shared_ptr<const std::string>& str_ptr() const { return std::get<5>(v_); }
+  const std::string& str() const { return std::get<5>(v_)->text; }
+  const MarkedText& marked() const { return *std::get<5>(v_); }
   const List& list() const { return *std::get<6>(v_).value; }
   const Dict& dict() const { return *std::get<7>(v_).value; }
   Namespace& ns() const { return *std::get<8>(v_); }
@@ -100,7 +103,7 @@ class Value {
     bool has_namespace = false;
   };
   using Payload = std::variant<std::monostate, NoneTag, bool, int64_t, double,
-                               std::shared_ptr<const std::string>, Shared<List>, Shared<Dict>,
+                               std::shared_ptr<const MarkedText>, Shared<List>, Shared<Dict>,
                                std::shared_ptr<Namespace>, std::shared_ptr<const Callable>>;
   explicit Value(Payload p) : v_(std::move(p)) {}
   Payload v_;
@@ -161,8 +164,11 @@ std::string js_number(double d);
 // @huggingface/jinja's float printing: integral values keep ".0" ("2.0", "-0.0").
 std::string float_display(double d);
 
+// s[begin, end) of a string value, each byte keeping the provenance it has in `s`.
+Value substring(const Value& s, size_t begin, size_t end);
+
 // Context JSON → values (objects keep their order). Integral floats become integers, as
-// they do when JavaScript parses the same JSON.
-Result<Value> from_json(const nlohmann::ordered_json& j);
+// they do when JavaScript parses the same JSON. Strings are client text unless `trusted`.
+Result<Value> from_json(const nlohmann::ordered_json& j, bool trusted = false);
 
 }  // namespace duet::jinja
