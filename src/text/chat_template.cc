@@ -37,28 +37,46 @@ Result<nlohmann::ordered_json> normalize_messages(const nlohmann::ordered_json& 
 Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& messages,
                                          const nlohmann::ordered_json& tools,
                                          const ChatTemplateOptions& options) const {
+  auto out = render_marked(messages, tools, options);
+  if (!out) return out.status();
+  return std::move(out->text);
+}
+
+Result<MarkedText> ChatTemplate::render_marked(const nlohmann::ordered_json& messages,
+                                               const nlohmann::ordered_json& tools,
+                                               const ChatTemplateOptions& options) const {
   auto normalized = normalize_messages(messages);
   if (!normalized) return normalized.status();
   if (!tools.is_null() && !tools.is_array()) return Status::error("tools must be an array or null");
   if (!options.extra_kwargs.is_null() && !options.extra_kwargs.is_object())
     return Status::error("chat template kwargs must be an object");
 
-  nlohmann::ordered_json context = nlohmann::ordered_json::object();
-  context["messages"] = std::move(normalized.value());
-  if (tools.is_array()) context["tools"] = tools;
-  context["add_generation_prompt"] = options.add_generation_prompt;
-  if (options.enable_thinking) context["enable_thinking"] = *options.enable_thinking;
-  if (options.bos_token) context["bos_token"] = *options.bos_token;
-  if (options.eos_token) context["eos_token"] = *options.eos_token;
-  if (options.date_string) context["date_string"] = *options.date_string;
+  // What the server decides is trusted; the client's context is set after it, so a client
+  // kwarg still wins over an option of the same name (as with Hugging Face's kwargs).
+  nlohmann::ordered_json trusted = nlohmann::ordered_json::object();
+  trusted["add_generation_prompt"] = options.add_generation_prompt;
+  if (options.enable_thinking) trusted["enable_thinking"] = *options.enable_thinking;
+  if (options.bos_token) trusted["bos_token"] = *options.bos_token;
+  if (options.eos_token) trusted["eos_token"] = *options.eos_token;
+  if (options.date_string) trusted["date_string"] = *options.date_string;
+
+  nlohmann::ordered_json client = nlohmann::ordered_json::object();
+  client["messages"] = std::move(normalized.value());
+  if (tools.is_array()) client["tools"] = tools;
   if (options.extra_kwargs.is_object())
     for (const auto& [k, v] : options.extra_kwargs.items())
-      if (k != "messages") context[k] = v;
+      if (k != "messages") client[k] = v;
 
   std::optional<jinja::DateTime> now = options.now;
-  if (!now && context.contains("date_string") && context["date_string"].is_string())
-    now = parse_date_string(context["date_string"].get_ref<const std::string&>());
-  return template_->render(context, options.limits, now);
+  const nlohmann::ordered_json* date = nullptr;  // the one the template sees
+  if (auto it = client.find("date_string"); it != client.end()) {
+    date = &*it;
+  } else if (auto t = trusted.find("date_string"); t != trusted.end()) {
+    date = &*t;
+  }
+  if (!now && date != nullptr && date->is_string())
+    now = parse_date_string(date->get_ref<const std::string&>());
+  return template_->render_marked(trusted, client, options.limits, now);
 }
 
 std::optional<jinja::DateTime> parse_date_string(std::string_view s) {

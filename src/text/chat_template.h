@@ -12,6 +12,11 @@
 // (some OpenAI clients' name) but no `reasoning_content` gets `reasoning_content` too.
 // Tool-call `arguments` stay as given — an object or a JSON string; Qwen3's template
 // prints a string verbatim and an object through `tojson`.
+//
+// Provenance (render_marked): the template's own text and the server's options
+// (add_generation_prompt, enable_thinking, bos/eos tokens, date_string) are trusted;
+// everything a client supplies — messages, tools, chat_template_kwargs, keys and values
+// alike — is client text wherever the template puts it.
 #pragma once
 
 #include <memory>
@@ -44,6 +49,10 @@ class ChatTemplate {
   Result<std::string> render(const nlohmann::ordered_json& messages,
                              const nlohmann::ordered_json& tools,
                              const ChatTemplateOptions& options) const;
+  // The same text, with the byte ranges the template and the options wrote marked trusted.
+  Result<MarkedText> render_marked(const nlohmann::ordered_json& messages,
+                                   const nlohmann::ordered_json& tools,
+                                   const ChatTemplateOptions& options) const;
 
   const std::string& source() const { return source_; }
 
