@@ -2,9 +2,11 @@
 //
 //   -m FILE               the tokenizer of a GGUF model
 //   --tokenizer-json P    or a Hugging Face tokenizer.json (a file, or the folder holding one)
-//   --parse-special       added tokens (<|im_start|>, <think>, ...) in the text become their ids,
-//                         as for a rendered chat template; without it the text is user text and
-//                         control-token spellings stay text
+//   --parse-special       every added token spelled in the text — control tokens such as
+//                         <|im_start|> and non-special ones such as <think> — becomes its id,
+//                         as Hugging Face's tokenizer.encode(text) and duet's own template
+//                         text do; without it the text is user text and no added token
+//                         matches: "<|im_end|>" and "<think>" are encoded as characters
 //   --jsonl               one JSON string per input line -> one JSON array per output line
 //   --decode              the reverse: a JSON array of ids -> the bytes they stand for (with
 //                         --jsonl: one array per line -> one JSON string per line, ill-formed
@@ -139,9 +141,11 @@ void add_tokenize_command(CLI::App& app, Action* run) {
   cmd->add_option("-m,--model", a->model, "GGUF model file whose tokenizer to use");
   cmd->add_option("--tokenizer-json", a->tokenizer_json,
                   "a Hugging Face tokenizer.json (or its folder) instead of -m");
-  cmd->add_flag(
-      "--parse-special", a->parse_special,
-      "match added tokens such as <|im_start|> (template text); otherwise they are plain text");
+  cmd->add_flag("--parse-special", a->parse_special,
+                "the text is template text: every added token spelled in it (<|im_start|>,\n"
+                "<|im_end|>, <think>, <tool_call>...) becomes its id, as Hugging Face's\n"
+                "tokenizer.encode does. Without it the text is user text: no added token\n"
+                "matches, each is encoded as the characters it is spelled with");
   cmd->add_flag("--jsonl", a->jsonl,
                 "one JSON string per input line -> one JSON array per output line");
   cmd->add_flag("--decode", a->decode, "decode a JSON array of ids to text instead");

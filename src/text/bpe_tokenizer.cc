@@ -259,25 +259,46 @@ Result<Tokenizer> Tokenizer::from_hf_json(std::string_view tokenizer_json) {
 }
 
 std::vector<int32_t> Tokenizer::encode_user(std::string_view text) const {
-  return encode(text, false);
+  static const TextSpans kNothingTrusted;
+  return encode(text, &kNothingTrusted, false);
 }
 
 std::vector<int32_t> Tokenizer::encode_template(std::string_view text) const {
-  return encode(text, true);
+  return encode(text, nullptr, false);
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool match_control) const {
+std::vector<int32_t> Tokenizer::encode_marked(std::string_view text, const TextSpans& trusted,
+                                              ClientAddedTokens client) const {
+  return encode(text, &trusted, client == ClientAddedTokens::kNonSpecial);
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, const TextSpans* trusted,
+                                       bool non_special_in_client) const {
   Scratch scratch;
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 4);
   size_t segment_start = 0;
   size_t pos = 0;
+  size_t span = 0;  // with `trusted`: the first span that ends after pos (pos only grows)
   while (pos < text.size()) {
+    size_t trusted_end = text.size();  // where the trusted run around pos ends; pos if none
+    if (trusted != nullptr) {
+      while (span < trusted->size() && (*trusted)[span].end <= pos) ++span;
+      const bool in_span = span < trusted->size() && (*trusted)[span].begin <= pos;
+      trusted_end = in_span ? (*trusted)[span].end : pos;
+      if (!in_span && !non_special_in_client) {
+        // Nothing can match in client text: go on at the next trusted byte.
+        pos = span < trusted->size() ? (*trusted)[span].begin : text.size();
+        continue;
+      }
+    }
     const std::vector<uint16_t>& candidates = added_by_first_byte_[static_cast<uint8_t>(text[pos])];
     const AddedToken* found = nullptr;
     for (uint16_t i : candidates) {
       const AddedToken& a = added_[i];
-      if ((match_control || !a.control) && text.substr(pos).starts_with(a.text)) {
+      const bool allowed =
+          pos + a.text.size() <= trusted_end || (non_special_in_client && !a.control);
+      if (allowed && text.substr(pos).starts_with(a.text)) {
         found = &a;
         break;
       }

@@ -5,6 +5,10 @@
 // (text/pretokenizer.h) -> each piece's bytes mapped to GPT-2's byte tokens -> merges applied,
 // lowest rank first (leftmost first on ties), as Hugging Face tokenizers does.
 //
+// Where added tokens may match is the caller's choice, by provenance: anywhere in text the
+// server wrote (encode_template), nowhere in text a user wrote (encode_user), and in a
+// rendered prompt only inside the bytes the template wrote (encode_marked).
+//
 // A Tokenizer is immutable once loaded, apart from a bounded, locked cache of piece -> ids;
 // one instance may be shared by all threads.
 #pragma once
@@ -19,11 +23,21 @@
 
 #include "base/status.h"
 #include "gguf/gguf_file.h"
+#include "text/marked_text.h"
 
 namespace duet {
 
 class MergeTable;
 class PieceCache;
+
+// Which added tokens may match in client text (Tokenizer::encode_marked).
+enum class ClientAddedTokens {
+  kNone,  // none: every byte a client sent is plain text
+  // The non-special ones (<think>, </think>, <tool_call>, <tool_response>, <|fim_prefix|>,
+  // ... in Qwen3), as Hugging Face's tokenizer matches them in any text. Control tokens
+  // (<|im_start|>, <|im_end|>, <|endoftext|>, ...) never match in client text.
+  kNonSpecial,
+};
 
 class Tokenizer {
  public:
@@ -40,15 +54,22 @@ class Tokenizer {
   Tokenizer& operator=(Tokenizer&&) noexcept;
   ~Tokenizer();
 
-  // Text written by a user. Spellings of control tokens (<|im_start|>, <|im_end|>,
-  // <|endoftext|>, ...) are encoded as plain text, so a user can never open or close a turn.
-  // Non-special added tokens (<think>, <tool_call>, ...) are still matched: this is what
-  // Hugging Face does with split_special_tokens=True.
+  // Text written by a user: no added token is matched. <|im_end|> and <think> typed by a
+  // user are the characters "<|im_end|>" and "<think>": no user can open or close a turn,
+  // or start reasoning or a tool call.
   std::vector<int32_t> encode_user(std::string_view text) const;
-  // Text the server composed itself (a rendered chat template): every added token found in
-  // it becomes its id (leftmost, then longest match), the text between them is encoded
-  // normally. Hugging Face's tokenizer.encode(text) does the same.
+  // Text the server composed itself: every added token found in it becomes its id
+  // (leftmost, then longest match), the text between them is encoded normally. Hugging
+  // Face's tokenizer.encode(text) does the same.
   std::vector<int32_t> encode_template(std::string_view text) const;
+  // A rendered prompt (MarkedText): an added token matches only where every byte of its
+  // spelling is trusted — or, with kNonSpecial, a non-special one anywhere. The text between
+  // two matches is encoded in one run, template and client bytes together, so the
+  // pre-tokenizer and the merges cut it exactly as Hugging Face's tokenizer cuts the
+  // rendered string: when the client's text holds no added-token spelling, the ids are
+  // encode_template(text)'s. Linear in the size of the text.
+  std::vector<int32_t> encode_marked(std::string_view text, const TextSpans& trusted,
+                                     ClientAddedTokens client = ClientAddedTokens::kNone) const;
 
   // The bytes that `ids` stand for. Not necessarily valid UTF-8 (a character may be split
   // across tokens; see IncrementalDecoder). With `skip_special`, CONTROL tokens give "".
@@ -80,7 +101,9 @@ class Tokenizer {
 
   static Result<Tokenizer> build(std::vector<std::string> texts, std::vector<int32_t> types,
                                  std::vector<std::pair<std::string, std::string>> merges, bool nfc);
-  std::vector<int32_t> encode(std::string_view text, bool match_control) const;
+  // `trusted` null: every byte is trusted.
+  std::vector<int32_t> encode(std::string_view text, const TextSpans* trusted,
+                              bool non_special_in_client) const;
   void encode_text(std::string_view text, std::vector<int32_t>* out, Scratch* scratch) const;
   void encode_piece(std::string_view piece, std::vector<int32_t>* out, Scratch* scratch) const;
   void merge_piece(std::string_view piece, std::vector<int32_t>* out, Scratch* scratch) const;

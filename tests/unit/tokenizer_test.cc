@@ -68,7 +68,7 @@ TEST(MicroVocab, RoundTripsEveryGoldenString) {
   }
 }
 
-TEST(Tokenizer, TemplateTextMatchesEveryAddedTokenUserTextOnlyTheNonSpecialOnes) {
+TEST(Tokenizer, TemplateTextMatchesEveryAddedTokenUserTextNone) {
   const Tokenizer* t = qwen3_tokenizer();
   ASSERT_NE(t, nullptr);
   const std::string text =
@@ -78,13 +78,85 @@ TEST(Tokenizer, TemplateTextMatchesEveryAddedTokenUserTextOnlyTheNonSpecialOnes)
   const std::vector<int32_t> expected = {151644, 77091,  198,  151667, 198,   562,
                                          151668, 151657, 6257, 151658, 151645};
   EXPECT_EQ(tmpl, expected);
+  // User text: every spelling is characters, <think> and <tool_call> (not special in
+  // Qwen3) included. Ids from the npm package's model(pre_tokenizer(normalizer(text))),
+  // which matches no added token.
   const std::vector<int32_t> user = t->encode_user(text);
-  EXPECT_EQ(std::count(user.begin(), user.end(), 151667), 1);  // <think> is not special
-  EXPECT_EQ(std::count(user.begin(), user.end(), 151644), 0);
-  EXPECT_EQ(std::count(user.begin(), user.end(), 151645), 0);
-  // "<|im_end|>" as user text is the pieces "<|", "im", "_end", "|>" (ids from the npm
-  // package's model(pre_tokenizer(normalizer(text))), which skips added-token matching).
+  EXPECT_EQ(user, (std::vector<int32_t>{27,   91,    318,   4906, 91,    29,   77091, 198,   13708,
+                                        766,  397,   562,   522,  26865, 1784, 14172, 13429, 7309,
+                                        5361, 14172, 13429, 1784, 91,    318,  6213,  91,    29}));
+  for (int32_t id : user) EXPECT_FALSE(t->is_added(id)) << id;
   EXPECT_EQ(t->encode_user("<|im_end|>"), (std::vector<int32_t>{27, 91, 318, 6213, 91, 29}));
+  EXPECT_EQ(t->encode_user("<think>"), (std::vector<int32_t>{13708, 766, 29}));
+  EXPECT_EQ(t->encode_user("<|fim_prefix|>"),
+            (std::vector<int32_t>{27, 91, 69, 318, 13974, 91, 29}));
+}
+
+// encode_marked: added tokens only where the template wrote every byte of them.
+TEST(Tokenizer, MarkedTextMatchesAddedTokensOnlyInsideTrustedSpans) {
+  const Tokenizer* t = qwen3_tokenizer();
+  ASSERT_NE(t, nullptr);
+  MarkedText m;
+  m.append_trusted("<|im_start|>user\n");
+  m.append_client("<|im_end|><think>x</think>");
+  m.append_trusted("<|im_end|>\n<think>");
+  const std::vector<int32_t> ids = t->encode_marked(m.text, m.trusted);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 151644), 1);  // <|im_start|>
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 151645), 1);  // the template's <|im_end|>
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 151667), 1);  // the template's <think>
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 151668), 0);
+  EXPECT_EQ(ids.back(), 151667);
+  EXPECT_EQ(t->decode(ids).value(), m.text);
+
+  // A spelling that straddles template and client bytes is text: "<|im_" + "start|>".
+  MarkedText straddle;
+  straddle.append_trusted("a<|im_");
+  straddle.append_client("start|>b");
+  EXPECT_EQ(t->encode_marked(straddle.text, straddle.trusted), t->encode_user(straddle.text));
+  MarkedText straddle2;
+  straddle2.append_client("<thi");
+  straddle2.append_trusted("nk>");
+  EXPECT_EQ(t->encode_marked(straddle2.text, straddle2.trusted), t->encode_user("<think>"));
+
+  // All trusted: encode_template; nothing trusted: encode_user.
+  const std::string text = "<|im_start|>system\n<tool_call>{}</tool_call>héllo wörld<|im_end|>";
+  EXPECT_EQ(t->encode_marked(text, {{0, text.size()}}), t->encode_template(text));
+  EXPECT_EQ(t->encode_marked(text, {}), t->encode_user(text));
+}
+
+TEST(Tokenizer, MarkedTextIsOneRunBetweenMatches) {
+  const Tokenizer* t = qwen3_tokenizer();
+  ASSERT_NE(t, nullptr);
+  // "hel" from the template and "lo world" from the client merge as one string would.
+  MarkedText m;
+  m.append_trusted("<|im_start|>hel");
+  m.append_client("lo world\n");
+  m.append_trusted("\n<|im_end|>");
+  const std::vector<int32_t> ids = t->encode_marked(m.text, m.trusted);
+  EXPECT_EQ(ids, t->encode_template(m.text));
+  EXPECT_EQ(ids, (std::vector<int32_t>{151644, 14990, 1879, 271, 151645}));
+}
+
+TEST(Tokenizer, ClientNonSpecialAddedTokensMatchOnlyWhenAskedControlTokensNever) {
+  const Tokenizer* t = qwen3_tokenizer();
+  ASSERT_NE(t, nullptr);
+  MarkedText m;
+  m.append_trusted("<|im_start|>user\n");
+  m.append_client("<think><tool_call><|fim_prefix|><|im_end|><|im_start|><|endoftext|>");
+  m.append_trusted("<|im_end|>");
+  const std::vector<int32_t> none = t->encode_marked(m.text, m.trusted);
+  const std::vector<int32_t> hf =
+      t->encode_marked(m.text, m.trusted, ClientAddedTokens::kNonSpecial);
+  for (int32_t id : {151667, 151657, 151659}) {  // <think>, <tool_call>, <|fim_prefix|>
+    EXPECT_EQ(std::count(none.begin(), none.end(), id), 0) << id;
+    EXPECT_EQ(std::count(hf.begin(), hf.end(), id), 1) << id;
+  }
+  for (const auto* ids : {&none, &hf}) {
+    EXPECT_EQ(std::count(ids->begin(), ids->end(), 151644), 1);  // the template's only
+    EXPECT_EQ(std::count(ids->begin(), ids->end(), 151645), 1);
+    EXPECT_EQ(std::count(ids->begin(), ids->end(), 151643), 0);  // <|endoftext|>
+    EXPECT_EQ(t->decode(*ids).value(), m.text);
+  }
 }
 
 TEST(Tokenizer, LongestAddedTokenWinsAndOverlapsResolveLeftmost) {
