@@ -5,32 +5,6 @@
 namespace duet {
 namespace {
 
-// A private-use character, spelled in UTF-8, that occurs nowhere in `haystack`.
-std::string pick_marker(std::string_view haystack) {
-  for (uint32_t cp = 0xE000; cp < 0xF8FF; ++cp) {
-    std::string m;
-    m += static_cast<char>(0xE0 | (cp >> 12));
-    m += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    m += static_cast<char>(0x80 | (cp & 0x3F));
-    if (haystack.find(m) == std::string_view::npos) return m;
-  }
-  return {};  // 6,399 private-use characters all present: cannot happen within the body limit
-}
-
-void replace_all(std::string& s, std::string_view from, std::string_view to) {
-  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
-    s.replace(pos, from.size(), to);
-}
-
-// Replaces "<|" by the marker in every string inside `v` (values, not keys).
-void mark_strings(Json& v, std::string_view marker) {
-  if (v.is_string()) {
-    replace_all(v.get_ref<std::string&>(), "<|", marker);
-  } else if (v.is_array() || v.is_object()) {
-    for (auto& child : v) mark_strings(child, marker);
-  }
-}
-
 Status check_ids(const std::vector<int64_t>& ids, int64_t n_vocab, const char* what) {
   for (int64_t id : ids)
     if (id < 0 || id >= n_vocab)
@@ -49,6 +23,27 @@ bool ends_inside_think(const std::vector<int32_t>& ids, const PromptContext& c) 
   return false;
 }
 
+// An assistant prefill continues the rendered prompt. A leading <think> and the first
+// </think> after it are structure the server understands (the prefill opens, and may close,
+// the reasoning block), so they are trusted; every other byte of it is client text.
+void append_prefill(MarkedText& prompt, std::string_view prefill) {
+  constexpr std::string_view kOpen = "<think>", kClose = "</think>";
+  if (!prefill.starts_with(kOpen)) {
+    prompt.append_client(prefill);
+    return;
+  }
+  prompt.append_trusted(kOpen);
+  prefill.remove_prefix(kOpen.size());
+  const size_t close = prefill.find(kClose);
+  if (close == std::string_view::npos) {
+    prompt.append_client(prefill);
+    return;
+  }
+  prompt.append_client(prefill.substr(0, close));
+  prompt.append_trusted(kClose);
+  prompt.append_client(prefill.substr(close + kClose.size()));
+}
+
 Result<std::vector<int32_t>> render_chat(const ApiRequest& r, const PromptContext& c) {
   if (c.chat_template == nullptr) return Status::error("this model has no chat template");
   Json messages = r.messages;
@@ -59,45 +54,19 @@ Result<std::vector<int32_t>> render_chat(const ApiRequest& r, const PromptContex
     prefill = messages.back()["content"].get<std::string>();
     messages.erase(messages.size() - 1);
   }
-  const std::string marker =
-      pick_marker(messages.dump(-1, ' ', false, Json::error_handler_t::replace) + prefill +
-                  c.chat_template->source() + (r.tools.is_null() ? std::string() : r.tools.dump()));
-  mark_strings(messages, marker);
-  replace_all(prefill, "<|", marker);
-
   ChatTemplateOptions options;
   options.add_generation_prompt = true;
   options.enable_thinking = r.mode.thinking;
   options.extra_kwargs = r.template_kwargs;
   options.extra_kwargs.erase("enable_thinking");  // the resolved mode decides it
-  auto text = c.chat_template->render(messages, r.tools, options);
-  if (!text) return text.status().with_context("rendering the chat template");
-  std::string rendered = std::move(text.value());
-  rendered += prefill;
-  return tokenize_marked_prompt(*c.tokenizer, rendered, marker);
+  auto rendered = c.chat_template->render_marked(messages, r.tools, options);
+  if (!rendered) return rendered.status().with_context("rendering the chat template");
+  MarkedText& prompt = rendered.value();
+  append_prefill(prompt, prefill);
+  return c.tokenizer->encode_marked(prompt.text, prompt.trusted, c.client_added_tokens);
 }
 
 }  // namespace
-
-std::vector<int32_t> tokenize_marked_prompt(const Tokenizer& tokenizer, std::string_view marked,
-                                            std::string_view marker) {
-  std::vector<int32_t> ids;
-  const std::vector<int32_t> opener = tokenizer.encode_user("<|");
-  size_t pos = 0;
-  bool after_marker = false;
-  while (true) {
-    const size_t next = marker.empty() ? std::string_view::npos : marked.find(marker, pos);
-    const std::string_view part =
-        marked.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos);
-    if (after_marker) ids.insert(ids.end(), opener.begin(), opener.end());
-    const std::vector<int32_t> t = tokenizer.encode_template(part);
-    ids.insert(ids.end(), t.begin(), t.end());
-    if (next == std::string_view::npos) break;
-    pos = next + marker.size();
-    after_marker = true;
-  }
-  return ids;
-}
 
 Result<PreparedRequest> prepare_request(const ApiRequest& r, const PromptContext& c) {
   PreparedRequest p;

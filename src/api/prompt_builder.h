@@ -1,6 +1,13 @@
 // ApiRequest → the engine's GenerateRequest: renders the chat template (with the mode's
 // enable_thinking), tokenizes, checks ids and the context, fills the sampling defaults of
 // the mode the request runs in, and sets up the thinking budget.
+//
+// Every string a client supplies — message text and names, tool names, descriptions and
+// schemas, tool-call arguments and their keys, chat_template_kwargs, a prefill — is client
+// text wherever the template puts it: the template renders with provenance
+// (ChatTemplate::render_marked) and the tokenizer matches added tokens only in the bytes
+// the template wrote (Tokenizer::encode_marked). No escaping, so no client text can defeat
+// it, and the work is linear in the size of the request.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +27,8 @@ struct PromptContext {
   int64_t n_vocab = 0;
   int64_t max_context = 0;  // tokens one sequence may hold on this server
   int32_t im_start = -1, think_open = -1, think_close = -1;
+  // Which added tokens may match in client text (`duet serve --client-added-tokens`).
+  ClientAddedTokens client_added_tokens = ClientAddedTokens::kNone;
 };
 
 struct PreparedRequest {
@@ -35,11 +44,5 @@ struct PreparedRequest {
 // Errors are the client's (400): a template that cannot render these messages, ids outside
 // the vocabulary, a prompt longer than the context (with the token counts), ...
 Result<PreparedRequest> prepare_request(const ApiRequest& request, const PromptContext& context);
-
-// Tokenizes a rendered chat prompt so that text which came from the messages can never
-// become a control token, while the template's own <|im_start|>/<|im_end|> do. `marked` is
-// the rendered text in which every "<|" that came from a message was replaced by `marker`.
-std::vector<int32_t> tokenize_marked_prompt(const Tokenizer& tokenizer, std::string_view marked,
-                                            std::string_view marker);
 
 }  // namespace duet
