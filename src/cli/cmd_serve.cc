@@ -20,6 +20,14 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
   cmd->add_option("--think", o->think,
                   "default reasoning mode when a request does not say: on, off or auto")
       ->check(CLI::IsMember({"on", "off", "auto"}));
+  cmd->add_option("--client-added-tokens", o->client_added_tokens,
+                  "added tokens typed in client text (messages, tools, prefills):\n"
+                  "none (default): all of it is plain text, so <think> or <tool_call> typed\n"
+                  "by a user is text, never the token; non-special: the non-special added\n"
+                  "tokens (<think>, </think>, <tool_call>, <tool_response>, <|fim_prefix|>...)\n"
+                  "become their ids, as Hugging Face's tokenizer does. Control tokens\n"
+                  "(<|im_start|>, <|im_end|>, <|endoftext|>...) never match in client text.")
+      ->check(CLI::IsMember({"none", "non-special"}));
   cmd->add_option("--kv-budget-mb", o->kv_budget_mb, "memory for the KV cache, MiB (default 1024)");
   cmd->add_option("--max-batch-tokens", o->max_batch_tokens,
                   "tokens computed per engine step, decode and prefill (default 512)");

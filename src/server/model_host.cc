@@ -93,6 +93,9 @@ PromptContext ModelHost::prompt_context() const {
   c.im_start = special_.im_start;
   c.think_open = special_.think_open;
   c.think_close = special_.think_close;
+  c.client_added_tokens = options_.client_added_tokens == "non-special"
+                              ? ClientAddedTokens::kNonSpecial
+                              : ClientAddedTokens::kNone;
   return c;
 }
 

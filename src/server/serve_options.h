@@ -18,8 +18,11 @@ struct ServeOptions {
   std::string model_name;  // the name clients use; empty: from the file ("qwen3-demo" for the demo)
   std::string host = "127.0.0.1";
   int port = 8080;
-  std::string api_key;          // empty: no key required
-  std::string think = "auto";   // server default mode: on | off | auto
+  std::string api_key;         // empty: no key required
+  std::string think = "auto";  // server default mode: on | off | auto
+  // Added tokens matched in client text: "none", or "non-special" (Hugging Face's behaviour
+  // for <think>, <tool_call>, ...; control tokens never match there).
+  std::string client_added_tokens = "none";
   int64_t kv_budget_mb = 1024;  // KV cache size
   int64_t max_batch_tokens = 512;
   int64_t max_running = 64;  // sequences decoded at once
