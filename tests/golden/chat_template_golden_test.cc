@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "support/chat_template_cases.h"
 #include "support/test_util.h"
 #include "text/chat_template.h"
 
@@ -56,9 +57,7 @@ TEST(ChatTemplateGolden, Qwen3CasesRenderByteForByte) {
   size_t passed = 0;
   for (const ojson& c : cases) {
     const ojson& kw = c["kwargs"];
-    ChatTemplateOptions opt;
-    opt.add_generation_prompt = kw.value("add_generation_prompt", false);
-    if (kw.contains("enable_thinking")) opt.enable_thinking = kw["enable_thinking"].get<bool>();
+    const ChatTemplateOptions opt = test::qwen3_case_options(kw);
     const ojson tools = kw.contains("tools") ? kw["tools"] : ojson();
     auto out = t->render(c["messages"], tools, opt);
     ASSERT_TRUE(out.is_ok()) << c["name"] << ": " << out.message();
@@ -79,12 +78,7 @@ TEST(ChatTemplateGolden, OtherModelsTemplatesRenderByteForByte) {
         c["template"].get<std::string>() + " / " + c["name"].get<std::string>();
     auto t = ChatTemplate::create(read_text(dir + "/" + c["template"].get<std::string>()));
     ASSERT_TRUE(t.is_ok()) << name << ": " << t.message();
-    // The conditions the reference was rendered under (templates/README in the golden data).
-    ChatTemplateOptions opt;
-    opt.add_generation_prompt = true;
-    opt.bos_token = "<s>";
-    opt.eos_token = "</s>";
-    opt.date_string = "29 Nov 2026";  // strftime_now reads this date too
+    const ChatTemplateOptions opt = test::other_model_case_options();
     auto out = t->render(c["messages"], c["tools"], opt);
     ASSERT_TRUE(out.is_ok()) << name << ": " << out.message();
     EXPECT_EQ(*out, c["rendered"].get<std::string>()) << name;

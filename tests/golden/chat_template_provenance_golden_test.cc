@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/chat_template_cases.h"
 #include "text/chat_template.h"
 #include "unit/tokenizer_test_support.h"
 
@@ -18,9 +19,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson read_ordered(const std::string& path) {
-  return ojson::parse(test::read_text_file(path), nullptr, /*allow_exceptions=*/false);
-}
+ojson read_ordered(const std::string& path) { return test::read_ordered_json(path); }
 
 std::vector<std::string> added_spellings(const Tokenizer& t) {
   std::vector<std::string> out;
@@ -78,9 +77,7 @@ TEST(ChatTemplateProvenanceGolden, Qwen3Cases) {
   Tally tally;
   for (const ojson& c : cases) {
     const ojson& kw = c["kwargs"];
-    ChatTemplateOptions opt;
-    opt.add_generation_prompt = kw.value("add_generation_prompt", false);
-    if (kw.contains("enable_thinking")) opt.enable_thinking = kw["enable_thinking"].get<bool>();
+    const ChatTemplateOptions opt = test::qwen3_case_options(kw);
     const ojson tools = kw.contains("tools") ? kw["tools"] : ojson();
     check_case(*t, *tok, c["messages"], tools, opt, c["rendered"].get<std::string>(),
                c["name"].get<std::string>(), tally);
@@ -106,11 +103,7 @@ TEST(ChatTemplateProvenanceGolden, OtherModelsTemplates) {
     auto t =
         ChatTemplate::create(test::read_text_file(dir + "/" + c["template"].get<std::string>()));
     ASSERT_TRUE(t.is_ok()) << name << ": " << t.message();
-    ChatTemplateOptions opt;  // as in chat_template_golden_test
-    opt.add_generation_prompt = true;
-    opt.bos_token = "<s>";
-    opt.eos_token = "</s>";
-    opt.date_string = "29 Nov 2026";
+    const ChatTemplateOptions opt = test::other_model_case_options();
     check_case(*t, *tok, c["messages"], c["tools"], opt, c["rendered"].get<std::string>(), name,
                tally);
   }
