@@ -141,6 +141,8 @@ int run_serve(const ServeOptions& options) {
         life.cv.wait_for(lock, std::chrono::milliseconds(20));
     }
   }
+  // Requests still being prepared finish (each then answers, or is refused as draining).
+  ctx.prep.stop();
   if (host.loaded()) {
     // Whatever is still in the engine (a request whose step outlasted the grace, one that
     // slipped in as the drain began) gets its final event now, while the I/O threads still

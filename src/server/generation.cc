@@ -249,7 +249,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
 
 }  // namespace
 
-void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, ApiRequest request) {
+void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, ApiRequest request,
+                    PreparedRequest prepared) {
   const ModelInfo& info = ctx.host.info();
   FormatterConfig fc;
   fc.dialect = request.dialect;
@@ -269,9 +270,6 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
     return ex->respond(std::move(res));
   }
 
-  auto prepared = prepare_request(request, ctx.host.prompt_context());
-  if (!prepared) return respond_error(*ex, 400, prepared.message());
-
   // The queue bound: beyond the batch and the allowed queue, refuse at once rather than let
   // a request wait without limit.
   const int64_t limit = ctx.options.max_running + ctx.options.max_queue;
@@ -288,8 +286,8 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
   OutputOptions out;
   out.skip_special_tokens = request.skip_special_tokens;
   out.reasoning = request.reasoning;
-  out.thinking = prepared->thinking;
-  out.prompt_opened_think = prepared->prompt_opened_think;
+  out.thinking = prepared.thinking;
+  out.prompt_opened_think = prepared.prompt_opened_think;
   out.parse_tool_calls = request.parse_tool_calls;
   out.stop = request.stop;
   out.tool_id_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull + std::random_device{}();
@@ -297,7 +295,7 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
 
   ctx.metrics.mode_decision(request.mode.thinking && !request.raw_prompt,
                             request.raw_prompt ? "raw_prompt" : request.mode.source);
-  auto handle = ctx.host.engine().submit(prepared->gen);
+  auto handle = ctx.host.engine().submit(prepared.gen);
   if (!handle) {
     ctx.active_generations.fetch_sub(1);
     // Past the draining check but too late for the engine: the server is stopping.
@@ -305,11 +303,11 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
     return respond_error(*ex, 400, handle.message());
   }
   ctx.log.info(ex->request_id(), "generating: prompt " +
-                                     std::to_string(prepared->gen.prompt.size()) + " tokens, max " +
-                                     std::to_string(prepared->gen.max_tokens) + ", mode " +
+                                     std::to_string(prepared.gen.prompt.size()) + " tokens, max " +
+                                     std::to_string(prepared.gen.max_tokens) + ", mode " +
                                      mode_header(request.mode, !request.raw_prompt) + " (" +
                                      request.mode.reason + ")");
-  auto g = std::make_shared<Generation>(ctx, ex, std::move(request), std::move(prepared.value()),
+  auto g = std::make_shared<Generation>(ctx, ex, std::move(request), std::move(prepared),
                                         make_formatter(fc), std::move(out));
   g->start(std::move(handle.value()));
 }

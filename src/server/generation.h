@@ -6,14 +6,17 @@
 
 #include <memory>
 
+#include "api/prompt_builder.h"
 #include "api/request_model.h"
 #include "server/http_types.h"
 #include "server/server_context.h"
 
 namespace duet {
 
-// Answers `ex` with the generation `request` asks for (the body was already validated and
-// its mode decided). Runs on the connection's strand.
-void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, ApiRequest request);
+// Answers `ex` with the generation `request` asks for (the body was already validated, its
+// mode decided and its prompt prepared: `prepared`, unused for a load-only request). Runs on
+// the connection's strand.
+void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, ApiRequest request,
+                    PreparedRequest prepared);
 
 }  // namespace duet

@@ -1,6 +1,7 @@
 // The generation routes of both dialects: OpenAI's /v1/chat/completions and
 // /v1/completions, Ollama's /api/chat and /api/generate. Each parses and validates its
 // body into the one internal request, decides the thinking mode, and runs it.
+#include "api/prompt_builder.h"
 #include "api/request_model.h"
 #include "server/front_door.h"
 #include "server/generation.h"
@@ -10,6 +11,48 @@ namespace duet {
 namespace {
 
 using Parser = Result<ApiRequest> (*)(const Json&, const RequestLimits&);
+
+// A request read, its mode decided and its prompt prepared; or the error to answer.
+struct Admitted {
+  int status = 0;  // non-zero: answer this error
+  std::string error;
+  ApiRequest request;
+  PreparedRequest prepared;
+};
+
+Admitted refuse(int status, std::string message) {
+  Admitted a;
+  a.status = status;
+  a.error = std::move(message);
+  return a;
+}
+
+// The CPU work of a request (on a PrepWorkers thread): every step is linear in the body.
+Admitted admit(ServerContext& ctx, const HttpRequest& http, Parser parse) {
+  auto body = parse_request_body(http.body);
+  if (!body) return refuse(400, body.message());
+  auto request = parse(*body, RequestLimits{});
+  if (!request) return refuse(400, request.message());
+  const std::string& served = ctx.host.info().name;
+  if (!model_name_matches(request->model, served))
+    return refuse(404, "model not found; this server serves '" + served + "'");
+  Admitted a;
+  a.request = std::move(request.value());
+  if (a.request.raw_prompt || a.request.load_only) {
+    a.request.mode.thinking = false;
+    a.request.mode.source = "raw_prompt";
+    a.request.mode.reason = "raw prompt: no chat template";
+  } else {
+    auto mode = decide_mode(*body, ctx.think_default);
+    if (!mode) return refuse(400, mode.message());
+    a.request.mode = std::move(mode.value());
+  }
+  if (a.request.load_only) return a;
+  auto prepared = prepare_request(a.request, ctx.host.prompt_context());
+  if (!prepared) return refuse(400, prepared.message());
+  a.prepared = std::move(prepared.value());
+  return a;
+}
 
 void handle_generate(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Parser parse) {
   if (ctx.draining.load()) {
@@ -24,23 +67,14 @@ void handle_generate(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Pa
     res.headers.push_back({"Retry-After", "1"});
     return ex->respond(std::move(res));
   }
-  auto body = parse_request_body(ex->request().body);
-  if (!body) return respond_error(*ex, 400, body.message());
-  auto request = parse(*body, RequestLimits{});
-  if (!request) return respond_error(*ex, 400, request.message());
-  const std::string& served = ctx.host.info().name;
-  if (!model_name_matches(request->model, served))
-    return respond_error(*ex, 404, "model not found; this server serves '" + served + "'");
-  if (request->raw_prompt || request->load_only) {
-    request->mode.thinking = false;
-    request->mode.source = "raw_prompt";
-    request->mode.reason = "raw prompt: no chat template";
-  } else {
-    auto mode = decide_mode(*body, ctx.think_default);
-    if (!mode) return respond_error(*ex, 400, mode.message());
-    request->mode = std::move(mode.value());
-  }
-  run_generation(ctx, ex, std::move(request.value()));
+  // The request is immutable while the exchange lives, so a worker may read it.
+  ctx.prep.submit([&ctx, ex, parse] {
+    auto a = std::make_shared<Admitted>(admit(ctx, ex->request(), parse));
+    ex->post([&ctx, ex, a] {
+      if (a->status != 0) return respond_error(*ex, a->status, a->error);
+      run_generation(ctx, ex, std::move(a->request), std::move(a->prepared));
+    });
+  });
 }
 
 }  // namespace

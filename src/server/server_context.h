@@ -13,13 +13,14 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/model_host.h"
+#include "server/prep_workers.h"
 #include "server/serve_options.h"
 
 namespace duet {
 
 struct ServerContext {
   ServerContext(const ServeOptions& o, Logger& l, ServerMetrics& m, ModelHost& h, ThinkDefault t)
-      : options(o), log(l), metrics(m), host(h), think_default(t) {}
+      : options(o), log(l), metrics(m), host(h), think_default(t), prep(o.http_threads) {}
 
   const ServeOptions& options;
   Logger& log;
@@ -27,6 +28,8 @@ struct ServerContext {
   ModelHost& host;
   ThinkDefault think_default;
   bool bound_to_loopback = true;
+  // Where generation requests are parsed, rendered and tokenized (off the I/O threads).
+  PrepWorkers prep;
 
   std::atomic<bool> draining{false};
   std::atomic<bool> load_failed{false};
