@@ -280,6 +280,31 @@ for (const [name, method, path, body, expected, headers = {}] of rows) {
   }
 }
 
+// Large bodies full of private-use characters, two at once (once 4-6 s each of rescanning on
+// an I/O thread, and /health stalled 8 s meanwhile): preparation is linear and off the I/O
+// threads, so /health answers throughout. The bound is far above a healthy answer (about a
+// millisecond) and far below the stall.
+{
+  const privateUse = Array.from({ length: 0xf8ff - 0xe000 }, (_, i) => String.fromCharCode(0xe000 + i)).join('');
+  const big = JSON.stringify({ messages: user(privateUse.repeat(20) + 'x'.repeat(200000)), max_tokens: 1 });
+  const slowest = { ms: 0 };
+  let preparing = true;
+  const poll = (async () => {
+    while (preparing) {
+      const t0 = Date.now();
+      const h = await request({ path: '/health' });
+      checkEq(h.status, 200, '/health while large bodies are prepared');
+      slowest.ms = Math.max(slowest.ms, Date.now() - t0);
+    }
+  })();
+  const answers = await Promise.all([0, 1].map(() =>
+    request({ method: 'POST', path: CHAT, body: big, headers: { 'content-type': 'application/json' }, timeoutMs: 60000 })));
+  preparing = false;
+  await poll;
+  for (const a of answers) checkEq(a.status, 400, 'a 600 KB private-use prompt is longer than the context: 400');
+  check(slowest.ms < 1000, `/health answered within 1 s while they were prepared (slowest ${slowest.ms} ms)`);
+}
+
 const health = await request({ path: '/health' });
 checkEq(health.status, 200, '/health still answers after the catalogue');
 finish('serve_bad_input');
