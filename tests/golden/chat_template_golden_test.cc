@@ -34,7 +34,7 @@ ojson read_ordered(const std::string& path) {
 
 std::string tokenizer_dir() {
   if (const char* env = std::getenv("DUET_TOKENIZER_DIR")) return env;
-  return DUET_DEFAULT_TOKENIZER_DIR;
+  return test::default_tokenizer_dir();
 }
 
 std::string package_qwen3_template() {

