@@ -62,8 +62,8 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
   cmd->footer(
       "Reasoning modes, per request (first present wins): chat_template_kwargs.enable_thinking;\n"
       "think (Ollama: true|false|\"low\"|\"medium\"|\"high\"|\"max\"), enable_thinking, mode\n"
-      "(\"thinking\"|\"non_thinking\"|\"auto\"), options.thinking_mode, reasoning_effort; then "
-      "/think or\n"
+      "(\"thinking\"|\"non_thinking\"|\"auto\"), options.thinking_mode (the same, or\n"
+      "true|false), reasoning_effort; then /think or\n"
       "/no_think in the messages; then --think. thinking_budget / thinking_token_budget cap the\n"
       "reasoning tokens. Every response says which mode ran and why: the \"duet\" object of the\n"
       "final chunk or body, and the X-Duet-Thinking-Mode header.\n"

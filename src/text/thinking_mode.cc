@@ -78,10 +78,13 @@ Result<std::optional<FieldWish>> parse_think(const json& request) {
   return Status::error(R"(think must be true, false, "low", "medium", "high" or "max")");
 }
 
-// mode and options.thinking_mode: "thinking" | "non_thinking" | "auto".
-Result<std::optional<FieldWish>> parse_mode(const json* v, ThinkingSource source,
-                                            const char* name) {
+// mode and options.thinking_mode: "thinking" | "non_thinking" | "auto". Deployment guides
+// also send options.thinking_mode as true / false, so that field takes booleans too.
+Result<std::optional<FieldWish>> parse_mode(const json* v, ThinkingSource source, const char* name,
+                                            bool takes_bool = false) {
   if (v == nullptr) return std::optional<FieldWish>();
+  if (takes_bool && v->is_boolean())
+    return std::optional<FieldWish>(on_off(v->get<bool>(), source, name));
   if (v->is_string()) {
     const std::string& s = v->get_ref<const std::string&>();
     const std::string reason = std::string(name) + "=\"" + s + "\"";
@@ -90,7 +93,8 @@ Result<std::optional<FieldWish>> parse_mode(const json* v, ThinkingSource source
       return std::optional<FieldWish>(FieldWish{Wish::kOff, source, reason, {}});
     if (s == "auto") return std::optional<FieldWish>(FieldWish{Wish::kAuto, source, reason, {}});
   }
-  return Status::error(std::string(name) + R"( must be "thinking", "non_thinking" or "auto")");
+  return Status::error(std::string(name) + (takes_bool ? " must be true, false, " : " must be ") +
+                       R"("thinking", "non_thinking" or "auto")");
 }
 
 // OpenAI: "none" | "minimal" (off) | "low" | "medium" | "high".
@@ -140,7 +144,8 @@ Result<std::vector<FieldWish>> parse_wishes(const json& request) {
   if (options != nullptr && !options->is_object())
     return Status::error("options must be an object");
   DUET_TRY(add(parse_mode(options ? field(*options, "thinking_mode") : nullptr,
-                          ThinkingSource::kOptionsThinkingMode, "options.thinking_mode")));
+                          ThinkingSource::kOptionsThinkingMode, "options.thinking_mode",
+                          /*takes_bool=*/true)));
   DUET_TRY(add(parse_reasoning_effort(request)));
   return wishes;
 }

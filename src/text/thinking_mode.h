@@ -3,7 +3,8 @@
 //
 // A request's mode is resolved once, from the first of these that is present:
 //   1. chat_template_kwargs.enable_thinking           (vLLM, SGLang, llama.cpp)
-//   2. think (Ollama), enable_thinking, mode, options.thinking_mode, reasoning_effort (OpenAI)
+//   2. think (Ollama), enable_thinking, mode, options.thinking_mode (a mode's name, or
+//      true / false), reasoning_effort (OpenAI)
 //   3. the soft switches /think and /no_think in the user and system (or developer) messages
 //      (Qwen3's rule: the most recent one wins)
 //   4. the server default (--think on|off|auto)

@@ -69,6 +69,31 @@ TEST(ThinkingMode, PrecedenceFirstPresentWins) {
   EXPECT_EQ(resolve_ok(req).reason, "chat_template_kwargs.enable_thinking=true");
 }
 
+// The deployment guides send options.thinking_mode as a boolean as well as a mode's name.
+TEST(ThinkingMode, OptionsThinkingModeTakesBooleans) {
+  for (const bool on : {true, false}) {
+    json req = chat("hi /think");
+    req["options"] = {{"thinking_mode", on}};
+    const ThinkingDecision d = resolve_ok(req, on ? kOff : kOn);
+    EXPECT_EQ(d.enabled, on);
+    EXPECT_EQ(d.source, Src::kOptionsThinkingMode);
+    EXPECT_EQ(d.reason, std::string("options.thinking_mode=") + (on ? "true" : "false"));
+    EXPECT_EQ(d.hard_disabled, !on);  // false beats the /think in the message
+  }
+  json req = chat("hi");
+  req["options"] = {{"thinking_mode", true}};
+  req["thinking_budget"] = 64;
+  EXPECT_EQ(resolve_ok(req, kOff).budget, 64);
+  // Only options.thinking_mode: the top-level mode stays a name.
+  req = chat("hi");
+  req["mode"] = true;
+  EXPECT_NE(resolve_error(req).find("mode must be"), std::string::npos);
+  req = chat("hi");
+  req["options"] = {{"thinking_mode", 1}};
+  EXPECT_EQ(resolve_error(req),
+            R"(options.thinking_mode must be true, false, "thinking", "non_thinking" or "auto")");
+}
+
 TEST(ThinkingMode, NullMeansAbsent) {
   json req = chat("hi");
   req["think"] = nullptr;
