@@ -44,12 +44,38 @@ std::vector<uint8_t> bytes_of(std::string_view s) { return {s.begin(), s.end()};
 
 }  // namespace
 
+std::shared_ptr<const ReasoningTokenIds> reasoning_token_ids(const Tokenizer& tokenizer) {
+  auto ids = std::make_shared<ReasoningTokenIds>();
+  ids->think_open = tokenizer.find_token("<think>").value_or(-1);
+  ids->think_close = tokenizer.find_token("</think>").value_or(-1);
+  ids->whitespace.resize(static_cast<size_t>(tokenizer.n_vocab()));
+  for (int32_t id = 0; id < tokenizer.n_vocab(); ++id) {
+    const std::string_view b = tokenizer.token_bytes(id);
+    // The bytes the reasoning splitter trims as whitespace.
+    ids->whitespace[id] = !b.empty() && b.find_first_not_of(" \t\n\r") == std::string_view::npos;
+  }
+  return ids;
+}
+
+namespace {
+
+OutputOptions with_reasoning_ids(OutputOptions o, const Tokenizer& tokenizer) {
+  if (!o.reasoning_ids) o.reasoning_ids = reasoning_token_ids(tokenizer);
+  return o;
+}
+
+// The prompt leaves the output inside the think block only in thinking mode; the engine
+// starts from the same state (prepare_request sets gen.starts_in_reasoning alike).
+bool starts_inside(const OutputOptions& o) { return o.prompt_opened_think && o.thinking; }
+
+}  // namespace
+
 OutputPipeline::OutputPipeline(const Tokenizer& tokenizer, OutputOptions options)
     : tokenizer_(tokenizer),
-      options_(std::move(options)),
+      options_(with_reasoning_ids(std::move(options), tokenizer)),
       decoder_(tokenizer, options_.skip_special_tokens),
-      splitter_(options_.prompt_opened_think, options_.thinking,
-                options_.reasoning == ReasoningOutput::kRaw) {
+      tracker_(options_.reasoning_ids.get(), starts_inside(options_)),
+      splitter_(starts_inside(options_), options_.reasoning == ReasoningOutput::kRaw) {
   if (options_.parse_tool_calls) tools_ = std::make_unique<ToolCallParser>(options_.tool_id_seed);
   if (!options_.stop.empty()) stops_ = std::make_unique<StopStringMatcher>(options_.stop);
 }
@@ -77,9 +103,21 @@ OutputDelta OutputPipeline::push(const TokenEvent& event) {
   if (stopped_) return out;
   std::string text;
   for (size_t i = 0; i < event.tokens.size(); ++i) {
-    text += decoder_.push(event.tokens[i]);
+    const int32_t token = event.tokens[i];
     if (options_.logprobs && !event.injected && i == 0)
-      out.logprobs.push_back(logprob_entry(event.tokens[i], event.logprob, event.top_logprobs));
+      out.logprobs.push_back(logprob_entry(token, event.logprob, event.top_logprobs));
+    const ThinkTag tag = tracker_.push(token);
+    if (tag == ThinkTag::kNone) {
+      text += decoder_.push(token);
+      continue;
+    }
+    // A tag: the text before it belongs to the section it ends.
+    text += decoder_.flush();
+    route_text(text, out, false);
+    text.clear();
+    const std::string_view tag_text = tokenizer_.token_bytes(token);
+    route_events(tag == ThinkTag::kOpen ? splitter_.open(tag_text) : splitter_.close(tag_text),
+                 out);
   }
   route_text(text, out, false);
   return out;
@@ -100,6 +138,11 @@ void OutputPipeline::route_text(std::string_view text, OutputDelta& out, bool fi
     events.insert(events.end(), std::make_move_iterator(rest.begin()),
                   std::make_move_iterator(rest.end()));
   }
+  route_events(events, out);
+  if (final && !stopped_) route_content({}, out, true);
+}
+
+void OutputPipeline::route_events(const std::vector<ReasoningEvent>& events, OutputDelta& out) {
   for (const ReasoningEvent& e : events) {
     if (stopped_) return;
     if (e.kind == ReasoningKind::kReasoning) {
@@ -108,7 +151,6 @@ void OutputPipeline::route_text(std::string_view text, OutputDelta& out, bool fi
       route_content(e.text, out, false);
     }
   }
-  if (final) route_content({}, out, true);
 }
 
 void OutputPipeline::route_content(std::string_view text, OutputDelta& out, bool final) {

@@ -1,5 +1,6 @@
 // The engine's tokens → what a client is sent, one engine event at a time:
-//   IncrementalDecoder (UTF-8 safe) → ReasoningSplitter (reasoning | content)
+//   ReasoningTracker (which tokens are <think> / </think> tags, on ids, as the engine decides)
+//   → IncrementalDecoder (UTF-8 safe) → ReasoningSplitter (reasoning | content)
 //   → ToolCallParser (content | tool calls) → StopStringMatcher (on the answer's content).
 // Each push() returns at once what may be shown now; nothing waits for more tokens except
 // the few bytes a parser must hold (a possible tag or stop-string prefix, an incomplete
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "api/request_model.h"
+#include "engine/reasoning_tracker.h"
 #include "engine/request.h"
 #include "text/bpe_tokenizer.h"
 #include "text/reasoning_splitter.h"
@@ -25,7 +27,9 @@ struct OutputOptions {
   bool skip_special_tokens = true;
   ReasoningOutput reasoning = ReasoningOutput::kSeparate;
   bool thinking = false;             // the prompt lets the model think
-  bool prompt_opened_think = false;  // the output starts inside <think>
+  bool prompt_opened_think = false;  // the output starts inside <think> (when thinking)
+  // The engine's ids (EngineConfig::reasoning_ids); nullptr: built from the tokenizer.
+  std::shared_ptr<const ReasoningTokenIds> reasoning_ids;
   bool parse_tool_calls = false;
   std::vector<std::string> stop;
   uint64_t tool_id_seed = 0;
@@ -60,6 +64,10 @@ struct OutputDelta {
   }
 };
 
+// <think>, </think> and the whitespace-only tokens of a vocabulary (a pass over all of it:
+// built once per model and shared).
+std::shared_ptr<const ReasoningTokenIds> reasoning_token_ids(const Tokenizer& tokenizer);
+
 class OutputPipeline {
  public:
   OutputPipeline(const Tokenizer& tokenizer, OutputOptions options);
@@ -77,6 +85,7 @@ class OutputPipeline {
 
  private:
   void route_text(std::string_view text, OutputDelta& out, bool final);
+  void route_events(const std::vector<ReasoningEvent>& events, OutputDelta& out);
   void route_content(std::string_view text, OutputDelta& out, bool final);
   void emit_content(std::string_view text, OutputDelta& out, bool final);
   LogprobEntry logprob_entry(int32_t token, float logprob,
@@ -85,6 +94,7 @@ class OutputPipeline {
   const Tokenizer& tokenizer_;
   OutputOptions options_;
   IncrementalDecoder decoder_;
+  ReasoningTracker tracker_;
   ReasoningSplitter splitter_;
   std::unique_ptr<ToolCallParser> tools_;
   std::unique_ptr<StopStringMatcher> stops_;

@@ -93,7 +93,9 @@ Result<PreparedRequest> prepare_request(const ApiRequest& r, const PromptContext
   // 2. Thinking: the templated prompt decides whether the model may think.
   p.thinking = !r.raw_prompt && r.mode.thinking;
   p.prompt_opened_think = ends_inside_think(g.prompt, c);
-  g.starts_in_reasoning = p.prompt_opened_think;
+  // The output pipeline starts its reasoning tracker from the same state (a non-thinking
+  // prompt that somehow leaves <think> open is not reasoning to either).
+  g.starts_in_reasoning = p.thinking && p.prompt_opened_think;
   if (p.thinking && r.mode.budget) {
     g.thinking_budget = *r.mode.budget;
     g.budget_closing_tokens = c.tokenizer->encode_template(budget_closing_text());

@@ -92,6 +92,7 @@ bool reply(ModelHost& host, ThinkDefault think, const RunOptions& o, Json& messa
   OutputOptions out;
   out.thinking = prepared->thinking;
   out.prompt_opened_think = prepared->prompt_opened_think;
+  out.reasoning_ids = host.reasoning_ids();
   auto handle = host.engine().submit(prepared->gen);
   if (!handle) return refuse(handle.message());
   OutputPipeline pipeline(host.tokenizer(), out);

@@ -12,10 +12,9 @@ struct Engine::Live {
   GenerateRequest req;
   Sequence seq;
   std::unique_ptr<Sampler> sampler;
-  bool in_reasoning = false;
+  ReasoningTracker reasoning{nullptr, false};
   bool budget_spent = false;
   int64_t generated = 0;
-  int64_t reasoning = 0;
   bool scheduled_once = false;
 };
 
@@ -94,7 +93,7 @@ Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerateRequest req) {
   live->handle->wake_engine_ = [this] { wake(); };
   live->seq.tokens = req.prompt;
   live->seq.n_prompt = n_prompt;
-  live->in_reasoning = req.starts_in_reasoning;
+  live->reasoning = ReasoningTracker(config_.reasoning_ids.get(), req.starts_in_reasoning);
   uint64_t seed =
       req.sampling.seed ? *req.sampling.seed : std::random_device{}() * 0x9E3779B97F4A7C15ull;
   live->sampler = std::make_unique<Sampler>(req.sampling, seed);
@@ -161,7 +160,7 @@ void Engine::finish(Live& l, FinishReason reason, const std::string& error) {
     std::lock_guard<std::mutex> lock(l.handle->mu_);
     l.handle->stats_.finished = ev.emitted;
     l.handle->stats_.generated_tokens = l.generated;
-    l.handle->stats_.reasoning_tokens = l.reasoning;
+    l.handle->stats_.reasoning_tokens = l.reasoning.reasoning_tokens();
   }
   l.handle->push(std::move(ev));
   std::lock_guard<std::mutex> lock(mu_);
@@ -177,15 +176,10 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
   ev.tokens = {tok};
   ev.logprob = r.logprob;
   ev.top_logprobs = r.top_logprobs;
-  ev.in_reasoning = l.in_reasoning;
+  ev.in_reasoning = l.reasoning.inside();
   l.seq.tokens.push_back(tok);
   l.generated++;
-  if (l.in_reasoning) l.reasoning++;
-  // A think block opens only as the first generated token, as the output's reasoning
-  // splitter reads it (text/reasoning_splitter.h): a <think> later on is content, and its
-  // tokens are not reasoning tokens.
-  if (tok == config_.think_open_id && l.generated == 1) l.in_reasoning = true;
-  if (tok == config_.think_close_id) l.in_reasoning = false;
+  l.reasoning.push(tok);
 
   const bool is_end = std::find(config_.end_token_ids.begin(), config_.end_token_ids.end(), tok) !=
                           config_.end_token_ids.end() ||
@@ -201,8 +195,9 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
 
   // The budget: at the cap, write Qwen's closing phrase and </think> through the cache.
   TokenEvent injected;
-  if (finish == FinishReason::kNone && l.in_reasoning && !l.budget_spent && l.req.thinking_budget &&
-      l.reasoning >= *l.req.thinking_budget && !l.req.budget_closing_tokens.empty()) {
+  if (finish == FinishReason::kNone && l.reasoning.inside() && !l.budget_spent &&
+      l.req.thinking_budget && l.reasoning.reasoning_tokens() >= *l.req.thinking_budget &&
+      !l.req.budget_closing_tokens.empty()) {
     l.budget_spent = true;
     const int64_t room = l.req.max_tokens - l.generated;
     const auto& close = l.req.budget_closing_tokens;
@@ -212,8 +207,9 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
     injected.in_reasoning = true;
     l.seq.tokens.insert(l.seq.tokens.end(), injected.tokens.begin(), injected.tokens.end());
     l.generated += n;
-    l.reasoning += n;
-    if (n == static_cast<int64_t>(close.size())) l.in_reasoning = false;
+    // Through the tracker like sampled tokens: its </think> closes the block, and the
+    // "\n\n" after it is no more reasoning than when the model writes it.
+    for (int32_t t : injected.tokens) l.reasoning.push(t);
     if (l.generated >= l.req.max_tokens) finish = FinishReason::kLength;
   }
 
@@ -223,7 +219,7 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
     if (l.handle->stats_.first_token == Clock::time_point{})
       l.handle->stats_.first_token = ev.emitted;
     l.handle->stats_.generated_tokens = l.generated;
-    l.handle->stats_.reasoning_tokens = l.reasoning;
+    l.handle->stats_.reasoning_tokens = l.reasoning.reasoning_tokens();
   }
   l.handle->push(std::move(ev));
   if (!injected.tokens.empty()) {

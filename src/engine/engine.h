@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "engine/reasoning_tracker.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
 #include "kv/block_manager.h"
@@ -38,8 +39,10 @@ struct EngineConfig {
   GgmlType kv_type = GgmlType::F16;
   SchedulerConfig scheduler;
   std::vector<int32_t> end_token_ids;  // e.g. <|im_end|> 151645 and <|endoftext|> 151643
-  int32_t think_open_id = -1;          // <think>
-  int32_t think_close_id = -1;         // </think>
+  // <think>, </think> and the whitespace tokens, for the thinking budget and the reasoning
+  // count; the output pipeline reads the same ids (engine/reasoning_tracker.h). nullptr: the
+  // vocabulary has no think block.
+  std::shared_ptr<const ReasoningTokenIds> reasoning_ids;
   // The engine thread waits this long after every step that did work (0: never). Latency
   // tests pace generation with it, so that the stream path (engine → writer → socket →
   // client) is measured on its own instead of behind a compute thread that holds a core.

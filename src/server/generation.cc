@@ -288,6 +288,7 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
   out.reasoning = request.reasoning;
   out.thinking = prepared.thinking;
   out.prompt_opened_think = prepared.prompt_opened_think;
+  out.reasoning_ids = ctx.host.reasoning_ids();
   out.parse_tool_calls = request.parse_tool_calls;
   out.stop = request.stop;
   out.tool_id_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull + std::random_device{}();

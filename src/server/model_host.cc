@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 
+#include "api/output_pipeline.h"
 #include "backend/backend.h"
 #include "forge/forge.h"
 
@@ -186,8 +187,8 @@ Status ModelHost::load_file(const std::string& path) {
   ec.scheduler.max_batch_tokens = options_.max_batch_tokens;
   ec.scheduler.max_running = options_.max_running;
   ec.end_token_ids = end_tokens();
-  ec.think_open_id = special_.think_open;
-  ec.think_close_id = special_.think_close;
+  reasoning_ids_ = reasoning_token_ids(*tokenizer_);
+  ec.reasoning_ids = reasoning_ids_;
   ec.step_pause = std::chrono::microseconds(
       static_cast<int64_t>(std::clamp(options_.debug_step_pause_ms, 0.0, 10000.0) * 1000));
   if (options_.test_logits_override)

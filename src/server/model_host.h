@@ -71,6 +71,8 @@ class ModelHost {
   const SpecialTokens& special() const { return special_; }
   const Qwen3Config& config() const { return model_->config(); }
   std::vector<int32_t> end_tokens() const;
+  // The engine's think-block ids; every output pipeline reads its tokens with these.
+  const std::shared_ptr<const ReasoningTokenIds>& reasoning_ids() const { return reasoning_ids_; }
   // What the prompt builder needs (tokenizer, template, vocabulary and context sizes).
   PromptContext prompt_context() const;
 
@@ -87,6 +89,7 @@ class ModelHost {
   std::unique_ptr<Engine> engine_;
   ModelInfo info_;
   SpecialTokens special_;
+  std::shared_ptr<const ReasoningTokenIds> reasoning_ids_;
   std::atomic<bool> loaded_{false};
   std::atomic<bool> cancel_load_{false};
 };

@@ -3,9 +3,6 @@
 namespace duet {
 namespace {
 
-constexpr std::string_view kOpen = "<think>";
-constexpr std::string_view kClose = "</think>";
-
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 size_t leading_spaces(std::string_view s) {
@@ -14,24 +11,13 @@ size_t leading_spaces(std::string_view s) {
   return i;
 }
 
-// The length of the longest suffix of `s` that is a proper prefix of `tag`.
-size_t partial_tag_suffix(std::string_view s, std::string_view tag) {
-  for (size_t n = std::min(s.size(), tag.size() - 1); n > 0; --n) {
-    if (s.substr(s.size() - n) == tag.substr(0, n)) return n;
-  }
-  return 0;
-}
-
 }  // namespace
 
-ReasoningSplitter::ReasoningSplitter(bool prompt_opened_think, bool thinking_enabled, bool raw)
-    : default_reasoning_(prompt_opened_think && thinking_enabled),
-      raw_prefix_pending_(raw && prompt_opened_think && thinking_enabled),
-      state_(raw ? State::kRaw : State::kStart) {}
-
-bool ReasoningSplitter::in_reasoning() const {
-  return state_ == State::kReasoning || (state_ == State::kStart && default_reasoning_);
-}
+ReasoningSplitter::ReasoningSplitter(bool starts_inside, bool raw)
+    : raw_prefix_pending_(raw && starts_inside),
+      state_(raw             ? State::kRaw
+             : starts_inside ? State::kReasoning
+                             : State::kContentStart) {}
 
 void ReasoningSplitter::emit(std::vector<ReasoningEvent>& out, ReasoningKind kind,
                              std::string_view text) {
@@ -50,6 +36,23 @@ std::vector<ReasoningEvent> ReasoningSplitter::push(std::string_view piece) {
   return out;
 }
 
+std::vector<ReasoningEvent> ReasoningSplitter::open(std::string_view tag_text) {
+  if (state_ == State::kRaw) return push(tag_text);
+  // Only whitespace can precede an opening tag (or the block was open already and nothing
+  // but whitespace was written in it): what is held is trimmed.
+  pending_.clear();
+  state_ = State::kReasoning;
+  reasoning_started_ = false;
+  return {};
+}
+
+std::vector<ReasoningEvent> ReasoningSplitter::close(std::string_view tag_text) {
+  if (state_ == State::kRaw) return push(tag_text);
+  pending_.clear();  // the whitespace before </think>
+  state_ = State::kContentStart;
+  return {};
+}
+
 std::vector<ReasoningEvent> ReasoningSplitter::finish() {
   std::vector<ReasoningEvent> out;
   process(out, /*final=*/true);
@@ -57,69 +60,39 @@ std::vector<ReasoningEvent> ReasoningSplitter::finish() {
 }
 
 void ReasoningSplitter::process(std::vector<ReasoningEvent>& out, bool final) {
-  while (true) {
-    switch (state_) {
-      case State::kRaw:
-        if (raw_prefix_pending_) {
-          emit(out, ReasoningKind::kContent, "<think>\n");
-          raw_prefix_pending_ = false;
-        }
-        emit(out, ReasoningKind::kContent, pending_);
-        pending_.clear();
-        return;
-
-      case State::kStart: {
-        const size_t spaces = leading_spaces(pending_);
-        const std::string_view rest = std::string_view(pending_).substr(spaces);
-        if (rest.starts_with(kOpen)) {
-          pending_.erase(0, spaces + kOpen.size());
-          state_ = State::kReasoning;
-          continue;
-        }
-        if (!final && kOpen.starts_with(rest)) return;  // could still become <think>
-        // No opening tag: the output starts in the default kind; its leading spaces are
-        // trimmed by that state.
-        state_ = default_reasoning_ ? State::kReasoning : State::kContentStart;
-        continue;
+  switch (state_) {
+    case State::kRaw:
+      if (raw_prefix_pending_) {
+        emit(out, ReasoningKind::kContent, "<think>\n");
+        raw_prefix_pending_ = false;
       }
+      emit(out, ReasoningKind::kContent, pending_);
+      pending_.clear();
+      return;
 
-      case State::kReasoning: {
-        if (!reasoning_started_) pending_.erase(0, leading_spaces(pending_));
-        const size_t close = pending_.find(kClose);
-        if (close != std::string::npos) {
-          std::string_view text = std::string_view(pending_).substr(0, close);
-          while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-          emit(out, ReasoningKind::kReasoning, text);
-          pending_.erase(0, close + kClose.size());
-          closed_ = true;
-          state_ = State::kContentStart;
-          continue;
-        }
-        size_t keep = 0;
-        if (!final) {
-          // Hold what could be the start of </think>, and the spaces before it (they are
-          // trimmed if the tag follows).
-          keep = partial_tag_suffix(pending_, kClose);
-          while (keep < pending_.size() && is_space(pending_[pending_.size() - keep - 1])) ++keep;
-        }
-        const size_t n = pending_.size() - keep;
-        if (n > 0) reasoning_started_ = true;
-        emit(out, ReasoningKind::kReasoning, std::string_view(pending_).substr(0, n));
-        pending_.erase(0, n);
-        return;
-      }
-
-      case State::kContentStart:
-        pending_.erase(0, leading_spaces(pending_));
-        if (pending_.empty()) return;
-        state_ = State::kContent;
-        continue;
-
-      case State::kContent:
-        emit(out, ReasoningKind::kContent, pending_);
-        pending_.clear();
-        return;
+    case State::kReasoning: {
+      if (!reasoning_started_) pending_.erase(0, leading_spaces(pending_));
+      // Hold trailing whitespace: it is trimmed if </think> follows.
+      size_t keep = 0;
+      if (!final)
+        while (keep < pending_.size() && is_space(pending_[pending_.size() - keep - 1])) ++keep;
+      const size_t n = pending_.size() - keep;
+      if (n > 0) reasoning_started_ = true;
+      emit(out, ReasoningKind::kReasoning, std::string_view(pending_).substr(0, n));
+      pending_.erase(0, n);
+      return;
     }
+
+    case State::kContentStart:
+      pending_.erase(0, leading_spaces(pending_));
+      if (pending_.empty()) return;
+      state_ = State::kContent;
+      [[fallthrough]];
+
+    case State::kContent:
+      emit(out, ReasoningKind::kContent, pending_);
+      pending_.clear();
+      return;
   }
 }
 

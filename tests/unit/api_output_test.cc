@@ -18,9 +18,10 @@ struct Collected {
   int tokens = 0;
 };
 
-// Feeds `text` as the model would produce it: one event per token.
+// Feeds `text` as the model would produce it: one event per token (added tokens such as
+// <think> as themselves; `as_client_text`: spelled in ordinary tokens).
 Collected run(const Tokenizer& tok, std::string_view text, OutputOptions options,
-              OutputPipeline** keep = nullptr) {
+              OutputPipeline** keep = nullptr, bool as_client_text = false) {
   static std::unique_ptr<OutputPipeline> last;
   last = std::make_unique<OutputPipeline>(tok, std::move(options));
   Collected c;
@@ -32,7 +33,7 @@ Collected run(const Tokenizer& tok, std::string_view text, OutputOptions options
     c.deltas_with_output += d.has_output();
     c.tokens += d.tokens;
   };
-  for (int32_t id : tok.encode_template(text)) {
+  for (int32_t id : as_client_text ? tok.encode_user(text) : tok.encode_template(text)) {
     TokenEvent ev;
     ev.tokens = {id};
     take(last->push(ev));
@@ -61,6 +62,26 @@ TEST_F(OutputTest, ReasoningThenContent) {
             static_cast<int>(
                 tok_->encode_template("<think>\nLet me add: 2+2=4.\n</think>\n\nThe answer is 4.")
                     .size()));
+}
+
+// Where the think block is comes from the token ids (engine/reasoning_tracker.h), as the
+// engine reads it: <think> after leading whitespace opens it; the same characters spelled in
+// ordinary tokens are the answer's text, and the engine counts no reasoning for them either.
+TEST_F(OutputTest, ThinkBlockIsReadFromTokens) {
+  OutputOptions o;
+  o.thinking = true;
+  Collected c = run(*tok_, "\n<think>\nhmm\n</think>\n\nok", o);
+  EXPECT_EQ(c.reasoning, "hmm");
+  EXPECT_EQ(c.content, "ok");
+  c = run(*tok_, "<think>\nhmm\n</think>\n\nok", o, nullptr, /*as_client_text=*/true);
+  EXPECT_EQ(c.reasoning, "");
+  EXPECT_EQ(c.content, "<think>\nhmm\n</think>\n\nok");
+  // The ids the server shares with the engine.
+  const auto ids = reasoning_token_ids(*tok_);
+  EXPECT_EQ(ids->think_open, 151667);
+  EXPECT_EQ(ids->think_close, 151668);
+  EXPECT_TRUE(ids->is_whitespace(tok_->encode_template("\n\n").front()));
+  EXPECT_FALSE(ids->is_whitespace(tok_->encode_template("a").front()));
 }
 
 TEST_F(OutputTest, PrefilledThinkBlockStartsAsReasoning) {

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <span>
 
 #include "base/thread_pool.h"
 #include "forge/forge.h"
@@ -184,17 +187,29 @@ TEST(EngineCancel, EveryPhaseReturnsThePoolToIdle) {
   EXPECT_FALSE((*e)->step());
 }
 
-// Reasoning is counted the way the output's splitter reads it: a think block opens only as
-// the first generated token. The greedy output's own tokens stand in for <think>.
-TEST(EngineReasoningCount, ThinkOpensOnlyAsTheFirstToken) {
+// The byte vocabulary's <think>, </think> and "\n" (forge/vocab_source.cc); `open` may stand
+// in for <think>.
+std::shared_ptr<const ReasoningTokenIds> byte_vocab_reasoning_ids(int32_t open = 263) {
+  auto ids = std::make_shared<ReasoningTokenIds>();
+  ids->think_open = open;
+  ids->think_close = 264;
+  ids->whitespace.assign(265, false);
+  ids->whitespace['\n'] = true;
+  return ids;
+}
+
+// Reasoning is counted the way the output pipeline reads it (engine/reasoning_tracker.h):
+// a think block opens only before the first non-whitespace token. The greedy output's own
+// tokens stand in for <think>.
+TEST(EngineReasoningCount, ThinkOpensOnlyBeforeTheFirstWord) {
   auto model = load(forged_model_path());
   const GenerateRequest r = greedy({5, 6, 7, 8}, 12);
   const std::vector<int32_t> out = run_alone(*model, r);
   ASSERT_EQ(out.size(), 12u);
+  ASSERT_NE(out[0], '\n');
   auto reasoning_with_open = [&](int32_t open_id) {
     EngineConfig c = small_config();
-    c.think_open_id = open_id;
-    c.think_close_id = -1;
+    c.reasoning_ids = byte_vocab_reasoning_ids(open_id);
     auto e = Engine::create(*model, c);
     EXPECT_TRUE(e.is_ok());
     auto h = *(*e)->submit(r);
@@ -235,7 +250,9 @@ TEST(EngineShutdown, EndsRunningAndQueuedRequests) {
 
 TEST(EngineThinkingBudget, InjectsClosingTokensAtTheCap) {
   auto model = load(forged_model_path());
-  auto e = Engine::create(*model, small_config());
+  EngineConfig c = small_config();
+  c.reasoning_ids = byte_vocab_reasoning_ids();
+  auto e = Engine::create(*model, c);
   ASSERT_TRUE(e.is_ok());
   GenerateRequest r = greedy({1, 2, 3, 4}, 30);
   r.starts_in_reasoning = true;
@@ -253,6 +270,53 @@ TEST(EngineThinkingBudget, InjectsClosingTokensAtTheCap) {
   EXPECT_FALSE(evs[6].in_reasoning);
   EXPECT_EQ(h->stats().reasoning_tokens, 9);
   EXPECT_EQ(h->stats().generated_tokens, 30);
+}
+
+// Qwen3 may write "\n" before <think>. The output pipeline shows what follows as reasoning,
+// so the engine must read the same block: the budget applies and the reasoning is counted.
+TEST(EngineThinkingBudget, AppliesWhenTheReplyStartsWithWhitespace) {
+  auto model = load(forged_model_path());
+  static constexpr int32_t kOpen = 263, kClose = 264;
+  EngineConfig c = small_config();
+  c.reasoning_ids = byte_vocab_reasoning_ids();
+  // The model writes "\n<think>" and then reasons ('r') until its block is closed, then
+  // answers ('A').
+  c.logits_override = [](std::span<const int32_t>, std::span<const int32_t> generated,
+                         std::span<float> logits) {
+    const bool closed = std::find(generated.begin(), generated.end(), kClose) != generated.end();
+    const int32_t want = generated.empty()       ? '\n'
+                         : generated.size() == 1 ? kOpen
+                         : closed                ? 'A'
+                                                 : 'r';
+    std::fill(logits.begin(), logits.end(), -INFINITY);
+    logits[static_cast<size_t>(want)] = 0;
+  };
+  auto e = Engine::create(*model, c);
+  ASSERT_TRUE(e.is_ok());
+  GenerateRequest r = greedy({1, 2, 3, 4}, 14);
+  r.thinking_budget = 3;
+  r.budget_closing_tokens = {'C', 'C', '\n', kClose, '\n', '\n'};  // the phrase's shape
+  auto h = *(*e)->submit(r);
+  run_until_idle(**e);
+  std::vector<TokenEvent> evs;
+  TokenEvent ev;
+  std::vector<int32_t> tokens;
+  while (h->try_pop(ev)) {
+    tokens.insert(tokens.end(), ev.tokens.begin(), ev.tokens.end());
+    evs.push_back(ev);
+  }
+  const std::vector<int32_t> want = {'\n', kOpen,  'r',  'r',  'r', 'C', 'C',
+                                     '\n', kClose, '\n', '\n', 'A', 'A', 'A'};
+  EXPECT_EQ(tokens, want);
+  ASSERT_GE(evs.size(), 6u);
+  EXPECT_FALSE(evs[0].in_reasoning);  // "\n"
+  EXPECT_FALSE(evs[1].in_reasoning);  // <think>
+  for (int i = 2; i < 5; ++i) EXPECT_TRUE(evs[i].in_reasoning) << i;
+  EXPECT_TRUE(evs[5].injected);
+  EXPECT_FALSE(evs[6].in_reasoning);
+  // The three sampled tokens and the closing phrase through </think>; not the "\n\n" after.
+  EXPECT_EQ(h->stats().reasoning_tokens, 3 + 4);
+  EXPECT_EQ(h->stats().generated_tokens, 14);
 }
 
 TEST(EngineSeeds, SameSeedSameTokensWhateverTheBatch) {

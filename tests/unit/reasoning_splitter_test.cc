@@ -1,5 +1,6 @@
-// ReasoningSplitter: every cut of the input gives the unsplit result, and the specific cases of
-// opening, closing, truncation, non-thinking and raw output.
+// ReasoningSplitter: given where the think block's tags are (the caller's token-level
+// decision, engine/reasoning_tracker.h), the text between them comes out as reasoning and
+// content, trimmed at the edges, the same whatever cuts the text arrives in.
 #include "text/reasoning_splitter.h"
 
 #include <gtest/gtest.h>
@@ -8,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "unit/stream_splits.h"
-
 namespace duet {
 namespace {
 
@@ -17,9 +16,13 @@ using Events = std::vector<ReasoningEvent>;
 constexpr auto R = ReasoningKind::kReasoning;
 constexpr auto C = ReasoningKind::kContent;
 
+// The output as the splitter is fed it: text, and the two tags (tag tokens, not text).
+const std::string kOpenTag = "<think>", kCloseTag = "</think>";
+const std::string O = "\x01open", X = "\x01close";
+using Items = std::vector<std::string>;
+
 struct Config {
-  bool prompt_opened = false;
-  bool thinking = true;
+  bool starts_inside = false;
   bool raw = false;
 };
 
@@ -34,10 +37,25 @@ void append(Events& all, const Events& more) {
   }
 }
 
-Events run(const Config& c, const test::Pieces& pieces) {
-  ReasoningSplitter s(c.prompt_opened, c.thinking, c.raw);
+// Feeds the items, each text cut into pieces of the lengths `cut` draws (0: whole).
+Events run(const Config& c, const Items& items, std::mt19937* cut = nullptr) {
+  ReasoningSplitter s(c.starts_inside, c.raw);
   Events all;
-  for (std::string_view p : pieces) append(all, s.push(p));
+  for (const std::string& item : items) {
+    if (item == O) {
+      append(all, s.open(kOpenTag));
+    } else if (item == X) {
+      append(all, s.close(kCloseTag));
+    } else if (cut == nullptr) {
+      append(all, s.push(item));
+    } else {
+      for (size_t pos = 0; pos < item.size();) {
+        const size_t len = std::uniform_int_distribution<size_t>(0, 3)(*cut);  // empty too
+        append(all, s.push(std::string_view(item).substr(pos, len)));
+        pos += len;
+      }
+    }
+  }
   append(all, s.finish());
   return all;
 }
@@ -48,84 +66,77 @@ std::string show(const Events& events) {
   return s;
 }
 
-void check(const Config& c, const std::string& text, const Events& want) {
-  for (const auto& pieces : test::all_splits(text)) {
-    const Events got = run(c, pieces);
-    ASSERT_EQ(got, want) << "split " << test::describe(pieces) << "\n got  " << show(got)
-                         << "\n want " << show(want);
+void check(const Config& c, const Items& items, const Events& want) {
+  const Events whole = run(c, items);
+  ASSERT_EQ(whole, want) << "\n got  " << show(whole) << "\n want " << show(want);
+  std::mt19937 rng(7);
+  for (int i = 0; i < 40; ++i) {
+    const Events got = run(c, items, &rng);
+    ASSERT_EQ(got, want) << "cut " << i << "\n got  " << show(got) << "\n want " << show(want);
   }
 }
 
 TEST(ReasoningSplitter, OpensAndCloses) {
-  check({}, "<think>\nLet me think.\n</think>\n\nThe answer is 4.",
+  check({}, {O, "\nLet me think.\n", X, "\n\nThe answer is 4."},
         {{R, "Let me think."}, {C, "The answer is 4."}});
-  check({}, "\n <think>abc</think>def", {{R, "abc"}, {C, "def"}});
-  check({}, "<think>a\n\nb</think>  c \n", {{R, "a\n\nb"}, {C, "c \n"}});
+  check({}, {"\n ", O, "abc", X, "def"}, {{R, "abc"}, {C, "def"}});  // whitespace before <think>
+  check({}, {O, "a\n\nb", X, "  c \n"}, {{R, "a\n\nb"}, {C, "c \n"}});
 }
 
 TEST(ReasoningSplitter, PromptOpenedThink) {
-  const Config opened{.prompt_opened = true};
-  check(opened, "reasoning here\n</think>\n\nanswer", {{R, "reasoning here"}, {C, "answer"}});
-  check(opened, "\n<think>\nx</think>y", {{R, "x"}, {C, "y"}});  // a repeated opener is dropped
-  check(opened, "</think>\n\nno reasoning", {{C, "no reasoning"}});
+  const Config opened{.starts_inside = true};
+  check(opened, {"reasoning here\n", X, "\n\nanswer"}, {{R, "reasoning here"}, {C, "answer"}});
+  check(opened, {"\n", O, "\nx", X, "y"}, {{R, "x"}, {C, "y"}});  // a repeated opener
+  check(opened, {X, "\n\nno reasoning"}, {{C, "no reasoning"}});
 }
 
-TEST(ReasoningSplitter, NeverOpens) {
-  check({}, "Just an answer <think> inline", {{C, "Just an answer <think> inline"}});
-  check({}, "<thinking> is not the tag", {{C, "<thinking> is not the tag"}});
-  check({}, "<b>bold</b>", {{C, "<b>bold</b>"}});
-  check({}, "<thi", {{C, "<thi"}});  // a tag prefix at the end is text
+TEST(ReasoningSplitter, TagTextIsText) {
+  // Only the caller's tags count: text that spells them is text, wherever it is.
+  check({}, {"Just an answer <think> inline"}, {{C, "Just an answer <think> inline"}});
+  check({}, {"<think>not a tag</think>"}, {{C, "<think>not a tag</think>"}});
+  check({}, {O, "r", X, "Use ```<think>``` and </think> literally"},
+        {{R, "r"}, {C, "Use ```<think>``` and </think> literally"}});
+  check({}, {O, "I wonder about <think> tags", X, "answer"},
+        {{R, "I wonder about <think> tags"}, {C, "answer"}});
 }
 
 TEST(ReasoningSplitter, NeverClosesIsReasoning) {
-  check({}, "<think>\nstill thinking... ", {{R, "still thinking... "}});
-  check({}, "<think>\nstill </thi", {{R, "still </thi"}});
-  check({.prompt_opened = true}, "truncated", {{R, "truncated"}});
-  check({}, "<think>", {});
+  check({}, {O, "\nstill thinking... "}, {{R, "still thinking... "}});
+  check({.starts_inside = true}, {"truncated"}, {{R, "truncated"}});
+  check({}, {O}, {});
 }
 
-TEST(ReasoningSplitter, NonThinkingMode) {
-  const Config off{.prompt_opened = true, .thinking = false};
-  check(off, "Hello there", {{C, "Hello there"}});
-  check(off, "<think>\n\n</think>\n\nHello", {{C, "Hello"}});
-  check(off, "<think></think>Hello", {{C, "Hello"}});
-  check(off, "Hello <think></think>", {{C, "Hello <think></think>"}});
-  check(off, "Hello</think> x", {{C, "Hello</think> x"}});
+TEST(ReasoningSplitter, NonThinkingPromptAndAStrayBlock) {
+  check({}, {"Hello there"}, {{C, "Hello there"}});
+  check({}, {O, "\n\n", X, "\n\nHello"}, {{C, "Hello"}});
+  check({}, {O, X, "Hello"}, {{C, "Hello"}});
   // A model that thinks anyway: its words are reasoning, not tags in the answer.
-  check(off, "<think>oops</think>ok", {{R, "oops"}, {C, "ok"}});
+  check({}, {O, "oops", X, "ok"}, {{R, "oops"}, {C, "ok"}});
 }
 
 TEST(ReasoningSplitter, RawKeepsTags) {
-  check({.raw = true}, "<think>\nabc</think>\n\nxyz", {{C, "<think>\nabc</think>\n\nxyz"}});
-  check({.prompt_opened = true, .raw = true}, "abc</think>xyz", {{C, "<think>\nabc</think>xyz"}});
-  check({.prompt_opened = true, .thinking = false, .raw = true}, "  xyz", {{C, "  xyz"}});
-}
-
-TEST(ReasoningSplitter, TagsInsideTextAndCode) {
-  check({}, "<think>r</think>Use ```<think>``` and </think> literally",
-        {{R, "r"}, {C, "Use ```<think>``` and </think> literally"}});
-  check({}, "<think>I wonder about <think> tags</think>answer",
-        {{R, "I wonder about <think> tags"}, {C, "answer"}});
-  check({}, "<think>a</thinking> </thin k></think>b", {{R, "a</thinking> </thin k>"}, {C, "b"}});
-  check({}, "<think><<</</think>>", {{R, "<<</"}, {C, ">"}});
+  check({.raw = true}, {O, "\nabc", X, "\n\nxyz"}, {{C, "<think>\nabc</think>\n\nxyz"}});
+  check({.starts_inside = true, .raw = true}, {"abc", X, "xyz"}, {{C, "<think>\nabc</think>xyz"}});
+  check({.raw = true}, {"  xyz"}, {{C, "  xyz"}});
 }
 
 TEST(ReasoningSplitter, Unicode) {
-  check({}, "<think>让我想想🙂</think>\n\n答案是四。",
+  check({}, {O, "让我想想🙂", X, "\n\n答案是四。"},
         {{R, "让我想想🙂"}, {C, "答案是四。"}});
-  check({}, "  \u00a0<think>x</think>", {{C, "\u00a0<think>x</think>"}});  // NBSP is text
+  check({}, {"  \u00a0x"}, {{C, "\u00a0x"}});  // NBSP is text
 }
 
 TEST(ReasoningSplitter, EmptyAndWhitespace) {
-  check({}, "", {});
-  check({}, "  \n ", {});
-  check({}, "<think>\n\n</think>\n\n", {});
+  check({}, {}, {});
+  check({}, {"  \n "}, {});
+  check({}, {O, "\n\n", X, "\n\n"}, {});
 }
 
 TEST(ReasoningSplitter, BudgetClosingText) {
-  check({.prompt_opened = true},
-        "long...\n\nConsidering the limited time by the user, I have to give the solution based "
-        "on the thinking directly now.\n</think>\n\nAnswer",
+  check({.starts_inside = true},
+        {"long...\n\nConsidering the limited time by the user, I have to give the solution based "
+         "on the thinking directly now.\n",
+         X, "\n\nAnswer"},
         {{R,
           "long...\n\nConsidering the limited time by the user, I have to give the solution based "
           "on the thinking directly now."},
@@ -133,57 +144,53 @@ TEST(ReasoningSplitter, BudgetClosingText) {
 }
 
 TEST(ReasoningSplitter, HoldsOnlyWhatMustBeHeld) {
-  ReasoningSplitter s(false, true);
-  EXPECT_TRUE(s.push("<th").empty());
-  EXPECT_FALSE(s.in_reasoning());
-  EXPECT_EQ(s.push("ink>\nabc</th"), (Events{{R, "abc"}}));
-  EXPECT_TRUE(s.in_reasoning());
-  EXPECT_TRUE(s.push("ink>").empty());
-  EXPECT_TRUE(s.reasoning_closed());
-  EXPECT_FALSE(s.in_reasoning());
+  ReasoningSplitter s(false);
+  EXPECT_TRUE(s.push("\n").empty());
+  EXPECT_TRUE(s.open(kOpenTag).empty());
+  EXPECT_EQ(s.push("\nabc"), (Events{{R, "abc"}}));
+  EXPECT_TRUE(s.push(" ").empty());
+  EXPECT_EQ(s.push("x"), (Events{{R, " x"}}));  // released the moment text follows
+  EXPECT_TRUE(s.push("\n").empty());
+  EXPECT_TRUE(s.close(kCloseTag).empty());
   EXPECT_TRUE(s.push("\n\n").empty());
   EXPECT_EQ(s.push("hi"), (Events{{C, "hi"}}));
-  EXPECT_EQ(s.push(" <think>"), (Events{{C, " <think>"}}));  // content is never held
+  EXPECT_EQ(s.push(" "), (Events{{C, " "}}));  // content is never held
+  EXPECT_EQ(s.push("<think>"), (Events{{C, "<think>"}}));
 
-  ReasoningSplitter t(false, true);
-  EXPECT_EQ(t.push("<think>abc <"), (Events{{R, "abc"}}));
-  EXPECT_EQ(t.push("x"), (Events{{R, " <x"}}));  // released the moment it cannot be the tag
+  ReasoningSplitter t(false);
+  t.open(kOpenTag);
   EXPECT_EQ(t.push("a\n"), (Events{{R, "a"}}));
-  EXPECT_EQ(t.finish(), (Events{{R, "\n"}}));
+  EXPECT_EQ(t.finish(), (Events{{R, "\n"}}));  // truncated: nothing is trimmed at the end
 
-  ReasoningSplitter u(false, true);
+  ReasoningSplitter u(false);
   EXPECT_EQ(u.push("Hello"), (Events{{C, "Hello"}}));  // decided at the first byte
-  EXPECT_FALSE(u.in_reasoning());
 
-  ReasoningSplitter v(true, true);
-  EXPECT_TRUE(v.in_reasoning());  // expected to start in reasoning
+  ReasoningSplitter v(true);
   EXPECT_EQ(v.push("x"), (Events{{R, "x"}}));
 }
 
-// Random texts built from tag fragments: every cut equals the unsplit result, and nothing but
-// tags and trimmed whitespace is lost.
-TEST(ReasoningSplitter, RandomFragmentsAllSplits) {
-  const std::vector<std::string> fragments = {"<think>", "</think>", "<",   "</",  "<th",
-                                              "ink>",    "</thi",    "a",   "b c", "\n",
-                                              " ",       "思",       "\n\n"};
+// Random outputs built from fragments and tags: every cut equals the whole, and nothing but
+// the tags and trimmed whitespace is lost.
+TEST(ReasoningSplitter, RandomFragmentsAllCuts) {
+  const std::vector<std::string> fragments = {O,     X,    "<", "</", "<think>", "a",
+                                              "b c", "\n", " ", "思", "\n\n"};
   std::mt19937 rng(3);
   for (int trial = 0; trial < 400; ++trial) {
-    std::string text;
+    Items items;
     const int n = static_cast<int>(rng() % 9);
-    for (int i = 0; i < n; ++i) text += fragments[rng() % fragments.size()];
-    const Config c{
-        .prompt_opened = (trial & 1) != 0, .thinking = (trial & 2) != 0, .raw = trial % 7 == 0};
-    const Events want = run(c, {text});
-    std::string kept;
+    for (int i = 0; i < n; ++i) items.push_back(fragments[rng() % fragments.size()]);
+    const Config c{.starts_inside = (trial & 1) != 0, .raw = trial % 7 == 0};
+    const Events want = run(c, items);
+    std::string text, kept;
+    for (const std::string& item : items)
+      text += item == O ? kOpenTag : item == X ? kCloseTag : item;
     for (const auto& e : want) kept += e.text;
     if (c.raw) {
-      EXPECT_EQ(kept, (c.prompt_opened && c.thinking ? "<think>\n" : "") + text);
+      EXPECT_EQ(kept, (c.starts_inside ? "<think>\n" : "") + text);
     } else {
       EXPECT_LE(kept.size(), text.size());
     }
-    for (const auto& pieces : test::all_splits(text, 5, trial)) {
-      ASSERT_EQ(run(c, pieces), want) << "text '" << text << "' split " << test::describe(pieces);
-    }
+    for (int k = 0; k < 10; ++k) ASSERT_EQ(run(c, items, &rng), want) << trial;
   }
 }
 
