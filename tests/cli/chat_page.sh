@@ -26,7 +26,10 @@ fi
 
 node "$HERE/../node/web_units.mjs" || exit 1
 
-start_server -m "$SERVE_TMP/chat.gguf" --name chat-test --threads 1 || exit 1
+# Paced (a pause after each engine step, before the next token exists): a reply then lasts
+# long enough to stream over many frames even when the browser is starved of CPU on a loaded
+# machine, so "it streamed" is a property of the page, not of the machine's speed.
+start_server -m "$SERVE_TMP/chat.gguf" --name chat-test --threads 1 --debug-step-pause-ms 4 || exit 1
 run_or_dump env DUET_PORT=$PORT node "$HERE/../node/chat_page_routes.mjs"
 run_or_dump env DUET_PORT=$PORT DUET_ARTIFACTS="$ARTIFACTS" node "$HERE/../node/chat_page.mjs"
 grep -q "client went away while decode; cancelled" "$SERVER_LOG" || { echo "no cancel in the server log"; exit 1; }

@@ -7,8 +7,7 @@ set -uo pipefail
 DUET=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib/serve_lib.bash"
-SCRIPTED="$(dirname "$DUET")/duet_scripted"
-[ -x "$SCRIPTED" ] || { echo "FAIL: $SCRIPTED not built (a test target beside duet)"; exit 1; }
+find_scripted || exit 1
 
 export DUET_SCRIPT=$(node -e "
   const call = '<tool_call>\\n' + JSON.stringify({ name: 'get_weather', arguments: { city: 'Paris' } }) + '\\n</tool_call>';

@@ -44,6 +44,13 @@ start_server() {
   echo "server did not become ready:"; cat "$SERVER_LOG"; return 1
 }
 
+# find_scripted sets SCRIPTED to the duet_scripted test binary beside $DUET: duet whose model
+# writes scripted replies (tests/support/scripted_serve.cc).
+find_scripted() {
+  SCRIPTED="$(dirname "$DUET")/duet_scripted"
+  [ -x "$SCRIPTED" ] || { echo "FAIL: $SCRIPTED not built (a test target beside duet)"; return 1; }
+}
+
 # Fails the script with the server's log when a command fails.
 run_or_dump() {
   if ! "$@"; then
