@@ -56,7 +56,9 @@ try {
     const badges = [...new Set(samples.map((s) => s.badge).filter(Boolean))];
     checkEq(JSON.stringify(badges), '["non-thinking"]', 'the badge says non-thinking once the response starts');
     const lengths = samples.map((s) => s.content);
-    check(lengths.every((v, i) => i === 0 || v >= lengths[i - 1] - 1), 'the answer only grows while streaming');
+    const grows = (key) => samples.every((s, i) => i === 0 || s[key] >= samples[i - 1][key]);
+    check(grows('source'), 'the answer drawn only grows while streaming');
+    check(grows('stable'), 'finished paragraphs stay on screen while the reply streams');
     if (reply.stats.completionTokens >= 40) {
       streamed = Math.max(streamed, distinct(lengths));
       check(distinct(lengths) >= 5, `DOM updated several times before the reply was done (${distinct(lengths)} distinct lengths, ${reply.stats.completionTokens} tokens)`);

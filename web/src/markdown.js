@@ -103,6 +103,9 @@ export class MarkdownView {
       this.stableLength = cut;
     }
     this.tail.innerHTML = renderMarkdown(text.slice(this.stableLength));
+    // How much of the reply this view has drawn: the rendered tail may shrink as markdown
+    // closes (a "**" pair becomes bold), so the source length is what only grows.
+    this.el.dataset.chars = String(text.length);
   }
 
   // The whole reply at once, as it will be shown from now on.

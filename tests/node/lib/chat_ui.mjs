@@ -27,6 +27,10 @@ export async function watchReplies(page) {
         // Visible answer text: the page folds the thinking block at the first non-space
         // character (a random model may open its answer with whitespace the splitter keeps).
         content: msg.querySelector('.content').textContent.trim().length,
+        // The reply's source drawn so far, and the text of the paragraphs rendered for good:
+        // both only grow (the tail is redrawn each frame and may shrink as markdown closes).
+        source: Number(msg.querySelector('.content').dataset.chars || 0),
+        stable: msg.querySelector('.content > div:first-child')?.textContent.length ?? 0,
         reasoning: th ? th.querySelector('.reasoning').textContent.length : -1,
         open: th ? th.open : null,
         label: th ? th.querySelector('summary').textContent : null,
