@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 
+#include "base/status.h"
 #include "gguf/ggml_type.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/paged_kv_view.h"
@@ -55,6 +56,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  // Whether everything asked of the backend so far could be done: a device backend may be
+  // unable to hold a matrix (prepare_weights, at load). Checked after the load.
+  virtual Status status() const { return Status::ok(); }
 
   // Called once for each matrix the model will multiply with, at load, before any matmul
   // with it: a backend may keep its own copy in a faster layout (the CPU backend packs
@@ -97,10 +101,6 @@ class Backend {
                             int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
                             float eps, const int32_t* positions, const double* inv_freq,
                             double mscale);
-  // Causal attention of one sequence's queries over its cached keys/values (see ref::attention)
-  virtual void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
-                         const int32_t* positions, int64_t n_tokens, const AttentionShape& shape,
-                         float* out) = 0;
   // Causal attention of a step's sequences, each over its own paged KV cache, in one call
   // so that a backend spreads all of them over its threads at once. The default is the
   // reference kernel; backends override it with faster ones.

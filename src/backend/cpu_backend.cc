@@ -134,27 +134,6 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
-                 const int32_t* positions, int64_t n_tokens, const AttentionShape& s,
-                 float* out) override {
-    // Contiguous float rows are a paged cache of one block that holds the whole context.
-    int32_t n_ctx = 0;
-    for (int64_t t = 0; t < n_tokens; ++t) n_ctx = std::max(n_ctx, positions[t] + 1);
-    if (kv_stride != s.n_head_kv * s.head_dim || n_ctx == 0) {
-      ref::attention(q, k, v, kv_stride, positions, n_tokens, s.n_head, s.n_head_kv, s.head_dim,
-                     s.scale, out);
-      return;
-    }
-    const int32_t block_table[1] = {0};
-    const PagedAttentionCall call{
-        q,
-        PagedKvView::position_major(reinterpret_cast<const uint8_t*>(k),
-                                    reinterpret_cast<const uint8_t*>(v), GgmlType::F32, n_ctx,
-                                    s.n_head_kv, s.head_dim, block_table),
-        positions, n_tokens, out};
-    attention_paged(std::span<const PagedAttentionCall>(&call, 1), s);
-  }
-
   // Every sequence's tasks (KV head × query tile) in one job: a decode step's sequences have
   // a few tasks each, too few to keep the threads busy one sequence at a time. In per-thread
   // ranges, so that a thread takes all heads of its sequences (the heads of a block lie side

@@ -21,12 +21,6 @@ class RefBackend final : public Backend {
                  const int32_t* positions, const double* inv_freq, double mscale) override {
     ref::rope_neox(x, n_tokens, n_heads, head_dim, positions, inv_freq, mscale);
   }
-  void attention(const float* q, const float* k, const float* v, int64_t kv_stride,
-                 const int32_t* positions, int64_t n_tokens, const AttentionShape& s,
-                 float* out) override {
-    ref::attention(q, k, v, kv_stride, positions, n_tokens, s.n_head, s.n_head_kv, s.head_dim,
-                   s.scale, out);
-  }
   void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
     ref::swiglu(gate, up, n, out);
   }

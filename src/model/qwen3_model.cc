@@ -43,6 +43,7 @@ Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
     }
   }
   prepare(m->weights_.output);
+  DUET_TRY(m->backend_->status().with_context(m->backend_->name()));
   m->rope_ = compute_rope_tables(m->config_);
   return m;
 }

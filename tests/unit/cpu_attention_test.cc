@@ -255,25 +255,6 @@ TEST_P(CpuAttention, SequencesOfOneStepTogether) {
   }
 }
 
-TEST_P(CpuAttention, ContiguousKvMatchesReference) {
-  const Shape s{16, 8, 128};
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal;
-  const int64_t n = 21, width = s.n_head_kv * s.head_dim;
-  std::vector<float> q(static_cast<size_t>(n * s.n_head * s.head_dim)), k(n * width), v(n * width);
-  for (auto* vec : {&q, &k, &v})
-    for (float& x : *vec) x = normal(rng);
-  const auto positions = range(0, static_cast<int32_t>(n));
-  const AttentionShape shape{s.n_head, s.n_head_kv, s.head_dim, 0.125f};
-  std::vector<float> want(q.size()), got(q.size());
-  ref::attention(q.data(), k.data(), v.data(), width, positions.data(), n, s.n_head, s.n_head_kv,
-                 s.head_dim, shape.scale, want.data());
-  ThreadPool pool(2);
-  auto be = make_cpu_backend(pool, GetParam());
-  be->attention(q.data(), k.data(), v.data(), width, positions.data(), n, shape, got.data());
-  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << i;
-}
-
 const CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16};
 INSTANTIATE_TEST_SUITE_P(AllPaths, CpuAttention, ::testing::ValuesIn(kAllIsas),
                          [](const ::testing::TestParamInfo<CpuIsa>& i) {
