@@ -15,19 +15,7 @@
 namespace duet {
 namespace {
 
-struct LogitsCase {
-  std::string name;
-  nlohmann::json json;
-};
-
-std::vector<LogitsCase> load_cases() {
-  std::vector<LogitsCase> out;
-  for (const auto& c : test::read_json(test::golden_dir() + "/logits_cases.json"))
-    out.push_back({c["name"], c});
-  return out;
-}
-
-class LogitsGolden : public ::testing::TestWithParam<LogitsCase> {};
+class LogitsGolden : public ::testing::TestWithParam<test::GoldenLogitsCase> {};
 
 TEST_P(LogitsGolden, MatchesReference) {
   const auto& c = GetParam().json;
@@ -45,12 +33,9 @@ TEST_P(LogitsGolden, MatchesReference) {
   test::expect_matches_golden_logits(c, logits, "ref");
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCases, LogitsGolden, ::testing::ValuesIn(load_cases()),
+INSTANTIATE_TEST_SUITE_P(AllCases, LogitsGolden, ::testing::ValuesIn(test::golden_logits_cases()),
                          [](const auto& info) {
-                           std::string s = info.param.name;
-                           for (char& ch : s)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return s;
+                           return test::golden_case_test_name(info.param.name);
                          });
 
 // Evaluating a prompt in pieces through the KV cache gives the logits of one pass.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -48,6 +49,26 @@ inline void expect_matches_golden_logits(const nlohmann::json& c, const std::vec
               c["name"].get<std::string>().c_str(), rel_l2, tol, 100 * agreement);
   EXPECT_LE(rel_l2, tol) << "relative L2 error";
   EXPECT_GE(agreement, is_f16 ? 1.0 : 0.95) << "argmax agreement";
+}
+
+// One case of logits_cases.json, as a test parameter.
+struct GoldenLogitsCase {
+  std::string name;
+  nlohmann::json json;
+};
+
+inline std::vector<GoldenLogitsCase> golden_logits_cases() {
+  std::vector<GoldenLogitsCase> out;
+  for (const auto& c : read_json(golden_dir() + "/logits_cases.json"))
+    out.push_back({c["name"], c});
+  return out;
+}
+
+// A case's name as gtest accepts it ("kq-q8_0-64" -> "kq_q8_0_64").
+inline std::string golden_case_test_name(std::string name) {
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
 }
 
 }  // namespace duet::test

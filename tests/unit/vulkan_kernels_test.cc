@@ -1,0 +1,299 @@
+// Every Vulkan shader against the reference backend, on whatever Vulkan device the machine
+// has (lavapipe in CI), over shapes that include ragged ones: rows not a multiple of the
+// workgroup, token counts across the matmul's tile of 8, float rows of odd length, GQA,
+// several sequences over scattered KV blocks. The reference accumulates in double, the
+// shaders in float, so results agree to float rounding, not bit for bit (dequantization,
+// checked through get_rows, is exact).
+//
+// A machine without any Vulkan device fails here, saying so: CI must not skip the GPU tests.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/vulkan/vk_context.h"
+#include "backend/vulkan/vulkan_backend.h"
+#include "gguf/gguf_file.h"
+#include "kernels/ref/quantize.h"
+#include "model/kv_storage.h"
+#include "support/test_util.h"
+
+namespace duet {
+namespace {
+
+class VulkanKernels : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto be = make_vulkan_backend();
+    if (be) {
+      backend_ = std::move(be.value()).release();
+    } else {
+      error_ = be.message();
+    }
+  }
+  static void TearDownTestSuite() {
+    delete backend_;
+    backend_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(backend_, nullptr)
+        << "no Vulkan device to test the GPU backend on: " << error_
+        << " (scripts/setup installs Mesa's lavapipe, a Vulkan device on the CPU)";
+  }
+  Backend& gpu() { return *backend_; }
+
+  static Backend* backend_;
+  static std::string error_;
+};
+Backend* VulkanKernels::backend_ = nullptr;
+std::string VulkanKernels::error_;
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+// |got - want| <= tol * (1 + |want|) everywhere.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_LE(std::fabs(got[i] - want[i]), tol * (1 + std::fabs(want[i])))
+        << what << ": element " << i << " is " << got[i] << ", want " << want[i];
+}
+
+// A matrix of `rows` rows of `cols` values stored as `type`, owning its bytes.
+struct OwnedMatrix {
+  std::vector<uint8_t> bytes;
+  WeightMatrix w;
+};
+
+OwnedMatrix quantized_matrix(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
+  OwnedMatrix m;
+  const auto values = random_floats(static_cast<size_t>(rows * cols), seed);
+  for (int64_t r = 0; r < rows; ++r)
+    EXPECT_TRUE(ref::quantize_row(type, values.data() + r * cols, cols, m.bytes).is_ok());
+  m.w = {std::string("test_") + ggml_type_name(type),
+         type,
+         rows,
+         cols,
+         ggml_row_bytes(type, cols),
+         m.bytes.data()};
+  return m;
+}
+
+// The K-quant types have no quantizer here: their matrices come from the golden files,
+// which llama.cpp's quantizer wrote. The first `rows` rows of the first tensor of `type`.
+struct FileMatrix {
+  std::shared_ptr<GgufModelFile> file;
+  WeightMatrix w;
+};
+
+FileMatrix file_matrix(const std::string& model, GgmlType type, int64_t rows) {
+  FileMatrix m;
+  auto f = GgufModelFile::open(test::golden_dir() + "/models/" + model);
+  EXPECT_TRUE(f.is_ok()) << f.message();
+  if (!f) return m;
+  m.file = *f;
+  for (const GgufTensorInfo& t : m.file->gguf().tensors()) {
+    if (t.type != type || t.n_dims != 2) continue;
+    m.w = {t.name, type, std::min<int64_t>(rows, t.ne[1]), t.ne[0], ggml_row_bytes(type, t.ne[0]),
+           t.data};
+    return m;
+  }
+  ADD_FAILURE() << model << " has no 2-D " << ggml_type_name(type) << " tensor";
+  return m;
+}
+
+void check_matmul(Backend& gpu, const WeightMatrix& w, const std::string& what) {
+  auto ref = make_ref_backend();
+  for (int64_t n_tokens : {1, 3, 8, 11}) {
+    const auto x = random_floats(static_cast<size_t>(n_tokens * w.cols), 100 + n_tokens);
+    std::vector<float> want(static_cast<size_t>(n_tokens * w.rows)), got(want.size());
+    ref->matmul(w, x.data(), n_tokens, want.data());
+    gpu.matmul(w, x.data(), n_tokens, got.data());
+    expect_close(got, want, 2e-5 * std::sqrt(static_cast<double>(w.cols)),
+                 what + " × " + std::to_string(n_tokens) + " tokens");
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST_F(VulkanKernels, MatmulOfEveryQuantizableTypeMatchesReference) {
+  struct Shape {
+    int64_t rows, cols;
+  };
+  // Kept to the end: the backend knows a matrix by its address, which a freed one's
+  // successor could take.
+  std::vector<OwnedMatrix> matrices;
+  for (GgmlType type :
+       {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0}) {
+    const bool blocks = ggml_traits(type).block_elems > 1;
+    // Float rows of any length (odd, below a group of 8, longer than the workgroup's
+    // stride); block rows of whole blocks.
+    const std::vector<Shape> shapes = blocks ? std::vector<Shape>{{1, 32}, {67, 96}, {130, 512}}
+                                             : std::vector<Shape>{{1, 5}, {67, 13}, {130, 700}};
+    for (const Shape& s : shapes) {
+      matrices.push_back(quantized_matrix(type, s.rows, s.cols, 7));
+      check_matmul(gpu(), matrices.back().w,
+                   std::string(ggml_type_name(type)) + " " + std::to_string(s.rows) + "×" +
+                       std::to_string(s.cols));
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_F(VulkanKernels, MatmulOfKQuantFileRowsMatchesReference) {
+  const std::pair<const char*, GgmlType> cases[] = {{"kq-q4_k_m.gguf", GgmlType::Q4_K},
+                                                    {"kq-q5_k_m.gguf", GgmlType::Q5_K},
+                                                    {"kq-q6_k.gguf", GgmlType::Q6_K}};
+  for (const auto& [file, type] : cases) {
+    const FileMatrix m = file_matrix(file, type, 67);
+    ASSERT_NE(m.w.data, nullptr);
+    check_matmul(gpu(), m.w, std::string(file) + " " + m.w.name);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Decoding is exact: the shader's get_rows equals the reference bit for bit.
+TEST_F(VulkanKernels, GetRowsDecodesEveryTypeExactly) {
+  std::vector<FileMatrix> files;
+  std::vector<OwnedMatrix> owned;
+  std::vector<WeightMatrix> tables;
+  for (GgmlType type :
+       {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0}) {
+    owned.push_back(quantized_matrix(type, 40, 64, 3));
+    tables.push_back(owned.back().w);
+  }
+  for (const auto& [file, type] :
+       {std::pair{"kq-q4_k_m.gguf", GgmlType::Q4_K}, std::pair{"kq-q5_k_m.gguf", GgmlType::Q5_K},
+        std::pair{"kq-q6_k.gguf", GgmlType::Q6_K}}) {
+    files.push_back(file_matrix(file, type, 40));
+    ASSERT_NE(files.back().w.data, nullptr);
+    tables.push_back(files.back().w);
+  }
+  auto ref = make_ref_backend();
+  const std::vector<int32_t> ids = {0, 39, 7, 7, 21};
+  for (const WeightMatrix& t : tables) {
+    std::vector<float> want(ids.size() * static_cast<size_t>(t.cols)), got(want.size());
+    ref->get_rows(t, ids.data(), static_cast<int64_t>(ids.size()), want.data());
+    gpu().get_rows(t, ids.data(), static_cast<int64_t>(ids.size()), got.data());
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(got[i], want[i]) << ggml_type_name(t.type) << " element " << i;
+  }
+}
+
+TEST_F(VulkanKernels, RmsnormMatchesReference) {
+  auto ref = make_ref_backend();
+  for (const auto& [rows, dim] : {std::pair<int64_t, int64_t>{1, 64}, {5, 128}, {3, 1000}}) {
+    const auto x = random_floats(static_cast<size_t>(rows * dim), 11, 3.0f);
+    const auto w = random_floats(static_cast<size_t>(dim), 12);
+    std::vector<float> want(x.size()), got(x);
+    ref->rmsnorm(x.data(), w.data(), rows, dim, 1e-6f, want.data());
+    gpu().rmsnorm(got.data(), w.data(), rows, dim, 1e-6f, got.data());  // in place
+    expect_close(got, want, 1e-5, "rmsnorm " + std::to_string(rows) + "×" + std::to_string(dim));
+  }
+}
+
+TEST_F(VulkanKernels, RopeMatchesReferenceAtLongPositions) {
+  auto ref = make_ref_backend();
+  const int64_t n_tokens = 4, n_heads = 3, head_dim = 64;
+  std::vector<double> inv_freq(head_dim / 2);
+  for (int64_t i = 0; i < head_dim / 2; ++i)
+    inv_freq[i] = std::pow(1000000.0, -2.0 * static_cast<double>(i) / head_dim);
+  const std::vector<int32_t> positions = {0, 1, 4095, 40000};
+  auto want = random_floats(static_cast<size_t>(n_tokens * n_heads * head_dim), 13);
+  auto got = want;
+  ref->rope_neox(want.data(), n_tokens, n_heads, head_dim, positions.data(), inv_freq.data(), 1.1);
+  gpu().rope_neox(got.data(), n_tokens, n_heads, head_dim, positions.data(), inv_freq.data(), 1.1);
+  expect_close(got, want, 1e-5, "rope");
+}
+
+TEST_F(VulkanKernels, SwigluAndAddMatchReference) {
+  auto ref = make_ref_backend();
+  const int64_t n = 1000;
+  const auto gate = random_floats(n, 14, 4.0f), up = random_floats(n, 15);
+  std::vector<float> want(n), got(n);
+  ref->swiglu(gate.data(), up.data(), n, want.data());
+  gpu().swiglu(gate.data(), up.data(), n, got.data());
+  expect_close(got, want, 1e-6, "swiglu");
+  auto x_want = gate, x_got = gate;
+  ref->add_inplace(x_want.data(), up.data(), n);
+  gpu().add_inplace(x_got.data(), up.data(), n);
+  expect_close(x_got, x_want, 0, "add");
+}
+
+// Several sequences, each over its own scattered blocks of a real KvStorage, in every KV
+// type: a decode token deep in its context, a prefill chunk that starts mid-block, and a
+// sequence that fits in part of one block. GQA with 4 query heads per KV head.
+TEST_F(VulkanKernels, PagedAttentionMatchesReferenceForEveryKvType) {
+  Qwen3Config cfg;
+  cfg.n_layer = 1;
+  cfg.n_head = 8;
+  cfg.n_head_kv = 2;
+  cfg.head_dim = 64;
+  const int64_t block_size = 16, n_blocks = 12;
+  const AttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, 0.125f};
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0}) {
+    auto kv = KvStorage::create(cfg, n_blocks, block_size, type);
+    ASSERT_TRUE(kv.is_ok()) << kv.message();
+    // Every slot of the cache gets values (rows quantized as the model writes them).
+    const int64_t width = cfg.head_dim;
+    for (int64_t slot = 0; slot < n_blocks * block_size; ++slot)
+      for (int kvi = 0; kvi < 2; ++kvi)
+        for (int64_t h = 0; h < cfg.n_head_kv; ++h) {
+          const auto row = random_floats(static_cast<size_t>(width),
+                                         static_cast<uint32_t>(slot * 8 + kvi * 4 + h));
+          std::vector<uint8_t> bytes;
+          ASSERT_TRUE(ref::quantize_row(type, row.data(), width, bytes).is_ok());
+          std::copy(bytes.begin(), bytes.end(), (*kv)->head(0, kvi, slot, h));
+        }
+    const std::vector<std::vector<int32_t>> tables = {{5, 0, 9, 3, 11}, {2, 7}, {10}};
+    const std::vector<std::vector<int32_t>> positions = {{70}, {21, 22, 23, 24, 25}, {0, 1, 2}};
+    std::vector<std::vector<float>> qs, want, got;
+    std::vector<PagedAttentionCall> ref_calls, gpu_calls;
+    for (size_t s = 0; s < tables.size(); ++s) {
+      const size_t n = positions[s].size() * static_cast<size_t>(cfg.n_head * cfg.head_dim);
+      qs.push_back(random_floats(n, static_cast<uint32_t>(50 + s)));
+      want.emplace_back(n);
+      got.emplace_back(n);
+    }
+    for (size_t s = 0; s < tables.size(); ++s) {
+      const PagedKvView view = (*kv)->view(0, tables[s].data());
+      const int64_t nt = static_cast<int64_t>(positions[s].size());
+      ref_calls.push_back({qs[s].data(), view, positions[s].data(), nt, want[s].data()});
+      gpu_calls.push_back({qs[s].data(), view, positions[s].data(), nt, got[s].data()});
+    }
+    auto ref = make_ref_backend();
+    ref->attention_paged(ref_calls, shape);
+    gpu().attention_paged(gpu_calls, shape);
+    for (size_t s = 0; s < tables.size(); ++s)
+      expect_close(got[s], want[s], 1e-5,
+                   std::string(ggml_type_name(type)) + " sequence " + std::to_string(s));
+  }
+}
+
+TEST(VulkanDevices, ListingNamesEachDevice) {
+  auto devices = vk::list_devices();
+  ASSERT_TRUE(devices.is_ok()) << devices.message();
+  ASSERT_FALSE(devices->empty()) << "no Vulkan device (scripts/setup installs lavapipe)";
+  for (const vk::DeviceInfo& d : *devices) {
+    EXPECT_FALSE(d.name.empty());
+    EXPECT_GE(d.api_version, VK_API_VERSION_1_2);
+    EXPECT_GT(d.max_storage_buffer_range, 0u);
+  }
+}
+
+TEST(VulkanDevices, AMissingDeviceIsAnErrorThatSaysSo) {
+  auto be = make_vulkan_backend(999);
+  ASSERT_FALSE(be.is_ok());
+  EXPECT_NE(be.message().find("no Vulkan device 999"), std::string::npos) << be.message();
+}
+
+}  // namespace
+}  // namespace duet
