@@ -30,7 +30,7 @@ struct BenchArgs {
   int gen = 128;
   int reps = 5;
   int concurrency = 0;
-  std::string backend = "cpu";
+  std::string backend = "auto";
   bool json = false;
 };
 
@@ -104,9 +104,9 @@ Result<Caches> make_caches(const Qwen3Config& cfg, int n_seqs, int64_t len) {
 
 int run_bench(const BenchArgs& a) {
   ThreadPool pool(a.threads);
-  std::unique_ptr<Backend> backend =
-      a.backend == "ref" ? make_ref_backend() : make_cpu_backend(pool);
-  auto model = Qwen3Model::load(a.model, std::move(backend));
+  auto backend = make_backend(a.backend, pool);
+  if (!backend) return fail(backend.message());
+  auto model = Qwen3Model::load(a.model, std::move(backend->backend));
   if (!model) return fail("cannot load " + a.model + ": " + model.message());
   Qwen3Model& m = **model;
   const Qwen3Config& cfg = m.config();
@@ -244,7 +244,7 @@ void add_bench_command(CLI::App& app, Action* run) {
   eng->add_option("-n,--gen", a->gen, "tokens for the decode test")->default_val(128);
   eng->add_option("-r,--reps", a->reps, "repetitions after one warm-up")->default_val(5);
   eng->add_option("--concurrency", a->concurrency, "also decode N sequences together");
-  eng->add_option("--backend", a->backend, "cpu | ref")->check(CLI::IsMember({"cpu", "ref"}));
+  add_backend_option(eng, &a->backend);
   eng->add_flag("--json", a->json, "machine-readable output");
   eng->callback([run, a] { *run = [a] { return run_bench(*a); }; });
   add_bench_serve_command(*bench, run);

@@ -1,4 +1,5 @@
 // duet info FILE [--json]: what a GGUF file holds, and whether duet can run it.
+// duet info --devices [--json]: the Vulkan devices duet can compute on.
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -6,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backend/vulkan/vk_context.h"
 #include "cli/commands.h"
 #include "model/qwen3_model.h"
 #include "text/vocab.h"
@@ -17,7 +19,47 @@ struct InfoArgs {
   std::string path;
   bool json = false;
   bool tensors = true;
+  bool devices = false;
 };
+
+// Exit 0 with at least one device, 2 with none (a script can test for a GPU), 1 when no
+// Vulkan driver could be opened at all.
+int run_devices(const InfoArgs& a) {
+  auto devices = vk::list_devices();
+  if (!devices) return fail(devices.message());
+  nlohmann::json list = nlohmann::json::array();
+  for (const vk::DeviceInfo& d : *devices) {
+    if (!a.json) {
+      std::printf(
+          "vulkan:%u  %s  (%s)\n    driver %s, Vulkan %s, %.0f MiB device memory\n"
+          "    subgroup %u, shared memory %u KiB, largest buffer %.0f MiB\n"
+          "    optional features: %s\n",
+          d.index, d.name.c_str(), d.type.c_str(), d.driver.c_str(), d.api_string().c_str(),
+          static_cast<double>(d.device_local_bytes) / (1 << 20), d.subgroup_size,
+          d.max_shared_memory / 1024, static_cast<double>(d.max_storage_buffer_range) / (1 << 20),
+          d.features_string().c_str());
+      continue;
+    }
+    list.push_back({{"index", d.index},
+                    {"name", d.name},
+                    {"type", d.type},
+                    {"driver", d.driver},
+                    {"api", d.api_string()},
+                    {"device_local_bytes", d.device_local_bytes},
+                    {"subgroup_size", d.subgroup_size},
+                    {"max_shared_memory", d.max_shared_memory},
+                    {"max_storage_buffer_range", d.max_storage_buffer_range},
+                    {"fp16_storage", d.storage_16bit},
+                    {"fp16_math", d.float16_math},
+                    {"int8_math", d.int8_math},
+                    {"integer_dot_product", d.integer_dot_product},
+                    {"subgroup_arithmetic", d.subgroup_arithmetic},
+                    {"cooperative_matrix", d.cooperative_matrix}});
+  }
+  if (a.json) std::cout << nlohmann::json{{"devices", list}}.dump(2) << "\n";
+  if (devices->empty() && !a.json) std::printf("no Vulkan 1.2 device with a compute queue\n");
+  return devices->empty() ? 2 : 0;
+}
 
 std::string mib(double bytes) {
   char buf[32];
@@ -26,6 +68,8 @@ std::string mib(double bytes) {
 }
 
 int run_info(const InfoArgs& a) {
+  if (a.devices) return run_devices(a);
+  if (a.path.empty()) return fail("info: name a GGUF file, or --devices");
   const size_t rss_before = resident_bytes();
   auto file = GgufModelFile::open(a.path);
   if (!file) return fail("cannot read " + a.path + ": " + file.message());
@@ -156,7 +200,8 @@ void add_info_command(CLI::App& app, Action* run) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* cmd = app.add_subcommand(
       "info", "show what a GGUF file holds: shapes, tensors, tokenizer, template");
-  cmd->add_option("file", args->path, "GGUF model file")->required();
+  cmd->add_option("file", args->path, "GGUF model file");
+  cmd->add_flag("--devices", args->devices, "list the Vulkan devices instead (GPUs, lavapipe)");
   cmd->add_flag("--json", args->json, "machine-readable output");
   cmd->add_flag("!--no-tensors", args->tensors, "omit the tensor table");
   cmd->callback([run, args] { *run = [args] { return run_info(*args); }; });

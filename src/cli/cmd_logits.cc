@@ -18,7 +18,7 @@ struct LogitsArgs {
   std::string out;
   double yarn_factor = 0;
   int64_t yarn_original_ctx = 0;
-  std::string backend = "cpu";
+  std::string backend = "auto";
   int threads = 0;  // 0: every hardware thread
 };
 
@@ -48,9 +48,10 @@ int run_logits(const LogitsArgs& a) {
   opts.yarn_factor = a.yarn_factor;
   opts.yarn_original_ctx = a.yarn_original_ctx;
   if (a.threads < 0 || a.threads > 1024) return fail("--threads must be in [0, 1024]");
-  ThreadPool pool(a.backend == "cpu" ? a.threads : 1);  // outlives the model's backend
-  auto model = Qwen3Model::load(
-      a.model, a.backend == "cpu" ? make_cpu_backend(pool) : make_ref_backend(), opts);
+  ThreadPool pool(a.threads);  // outlives the model's backend
+  auto backend = make_backend(a.backend, pool);
+  if (!backend) return fail(backend.message());
+  auto model = Qwen3Model::load(a.model, std::move(backend->backend), opts);
   if (!model) return fail("cannot load " + a.model + ": " + model.message());
   SequenceKv kv = (*model)->new_sequence();
   std::vector<float> logits;
@@ -75,8 +76,7 @@ void add_logits_command(CLI::App& app, Action* run) {
   cmd->add_option("--rope-scale", args->yarn_factor, "turn on YaRN with this factor (e.g. 4)");
   cmd->add_option("--yarn-orig-ctx", args->yarn_original_ctx,
                   "YaRN original context (default: from the file)");
-  cmd->add_option("--backend", args->backend, "cpu (SIMD kernels, default) or ref (scalar oracle)")
-      ->check(CLI::IsMember({"cpu", "ref"}));
+  add_backend_option(cmd, &args->backend);
   cmd->add_option("-t,--threads", args->threads, "threads for the cpu backend (default: all)");
   cmd->callback([run, args] { *run = [args] { return run_logits(*args); }; });
 }

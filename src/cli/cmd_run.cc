@@ -193,6 +193,7 @@ void add_run_command(CLI::App& app, Action* run, std::function<void(ServeOptions
   cmd->add_option("-n,--max-tokens", o->max_tokens, "most tokens per reply (default 512)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_option("--system", o->system, "a system message at the start of the conversation");
+  add_backend_option(cmd, &o->model.backend);
   cmd->add_option("-t,--threads", o->model.threads, "compute threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--kv-budget-mb", o->model.kv_budget_mb,

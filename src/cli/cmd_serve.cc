@@ -58,7 +58,7 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
       "--sse-keepalive-ms", o->sse_keepalive_ms,
       "keep-alive interval while a prompt prefills, ms (SSE comment; empty Ollama line)\n"
       "(default 5000; 0 off)");
-  cmd->add_flag("--ref-backend", o->ref_backend, "use the scalar reference kernels (debugging)");
+  add_backend_option(cmd, &o->backend);
   cmd->footer(
       "Reasoning modes, per request (first present wins): chat_template_kwargs.enable_thinking;\n"
       "think (Ollama: true|false|\"low\"|\"medium\"|\"high\"|\"max\"), enable_thinking, mode\n"

@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+
+#include "backend/select/backend_select.h"
 
 namespace duet {
 struct ServeOptions;
@@ -23,6 +26,14 @@ void add_render_command(CLI::App& app, Action* run);
 void add_bench_command(CLI::App& app, Action* run);
 // `duet bench serve`, a subcommand of `bench` (cmd_bench_serve.cc).
 void add_bench_serve_command(CLI::App& bench, Action* run);
+
+// --backend (backend/select/backend_select.h), checked when parsed.
+inline CLI::Option* add_backend_option(CLI::App* cmd, std::string* backend) {
+  return cmd->add_option("--backend", *backend, kBackendHelp)->check([](const std::string& v) {
+    const Status s = check_backend_spec(v);
+    return s ? std::string() : s.message();
+  });
+}
 
 // Prints "duet: <message>" to stderr and returns the exit code for bad input.
 int fail(const std::string& message);

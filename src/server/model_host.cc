@@ -11,6 +11,7 @@
 
 #include "api/output_pipeline.h"
 #include "backend/backend.h"
+#include "backend/select/backend_select.h"
 #include "forge/forge.h"
 
 namespace duet {
@@ -147,13 +148,12 @@ Status ModelHost::load() {
 
 Status ModelHost::load_file(const std::string& path) {
   const bool demo = options_.model_path.empty();
-  std::unique_ptr<Backend> backend;
-  if (options_.ref_backend) {
-    backend = make_ref_backend();
-  } else {
-    pool_ = std::make_unique<ThreadPool>(options_.threads);
-    backend = make_cpu_backend(*pool_);
-  }
+  // The CPU backend computes on the pool; every backend's sampling runs on it.
+  pool_ = std::make_unique<ThreadPool>(options_.backend == "ref" ? 1 : options_.threads);
+  auto chosen = make_backend(options_.backend, *pool_);
+  if (!chosen) return chosen.status().with_context("choosing the backend");
+  log_.info("-", "backend: " + chosen->description);
+  std::unique_ptr<Backend> backend = std::move(chosen->backend);
   ModelLoadOptions load_options;
   load_options.yarn_factor = options_.rope_scale;
   load_options.cancel = &cancel_load_;
@@ -193,7 +193,7 @@ Status ModelHost::load_file(const std::string& path) {
       static_cast<int64_t>(std::clamp(options_.debug_step_pause_ms, 0.0, 10000.0) * 1000));
   if (options_.test_logits_override)
     ec.logits_override = options_.test_logits_override(*tokenizer_);
-  ec.sampling_pool = pool_.get();  // the CPU backend's threads; none with the reference one
+  ec.sampling_pool = options_.backend == "ref" ? nullptr : pool_.get();
   if (cancel_load_.load()) return Status::error(std::string(kLoadCancelled));
   auto engine = Engine::create(*model_, ec);
   if (!engine) return engine.status().with_context("starting the engine");

@@ -39,8 +39,8 @@ struct ServeOptions {
   int max_connections = 512;
   int max_connections_per_client = 256;   // per remote address; 0: no limit of its own
   double first_byte_timeout_seconds = 5;  // a new connection's first byte
-  int sse_keepalive_ms = 5000;  // keep-alives (SSE comment, empty Ollama line) while prefilling
-  bool ref_backend = false;     // the scalar reference backend (debugging)
+  int sse_keepalive_ms = 5000;   // keep-alives (SSE comment, empty Ollama line) while prefilling
+  std::string backend = "auto";  // --backend (backend/select/backend_select.h)
   // Not a flag: only a test binary sets it (tests/support/scripted_serve.cc), to script the
   // model's output; it is built once the tokenizer is loaded.
   std::function<LogitsOverride(const Tokenizer&)> test_logits_override;

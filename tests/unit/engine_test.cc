@@ -11,6 +11,7 @@
 #include <map>
 #include <span>
 
+#include "backend/vulkan/vulkan_backend.h"
 #include "base/thread_pool.h"
 #include "forge/forge.h"
 #include "support/test_util.h"
@@ -18,8 +19,19 @@
 namespace duet {
 namespace {
 
-std::unique_ptr<Qwen3Model> load(const std::string& path) {
-  auto m = Qwen3Model::load(path, make_ref_backend());
+// On the reference backend, or on the Vulkan one ("vulkan": lavapipe in CI), which must
+// behave the same under the engine.
+std::unique_ptr<Qwen3Model> load(const std::string& path, const std::string& backend = "ref") {
+  std::unique_ptr<Backend> be;
+  if (backend == "vulkan") {
+    auto vk = make_vulkan_backend();
+    EXPECT_TRUE(vk.is_ok()) << "no Vulkan device to test the GPU backend on: " << vk.message();
+    if (!vk) return nullptr;
+    be = std::move(vk.value());
+  } else {
+    be = make_ref_backend();
+  }
+  auto m = Qwen3Model::load(path, std::move(be));
   EXPECT_TRUE(m.is_ok()) << m.message();
   return std::move(m.value());
 }
@@ -93,13 +105,20 @@ std::vector<int32_t> run_alone(Qwen3Model& m, const GenerateRequest& r) {
   return tokens_of(**h);
 }
 
-class EngineBatching : public ::testing::TestWithParam<std::string> {};
+struct BatchingCase {
+  std::string model;  // a file, or "forged"
+  std::string backend;
+};
+
+class EngineBatching : public ::testing::TestWithParam<BatchingCase> {};
 
 // 16 requests of different prompt lengths, arriving at different steps, in one engine with
 // a small token budget (so prompts are chunked and ride along with others' decoding):
 // every request's greedy tokens equal what it produces alone.
 TEST_P(EngineBatching, ConcurrentGreedyEqualsAlone) {
-  auto model = load(GetParam() == "forged" ? forged_model_path() : GetParam());
+  const BatchingCase& c = GetParam();
+  auto model = load(c.model == "forged" ? forged_model_path() : c.model, c.backend);
+  ASSERT_NE(model, nullptr);
   const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
   std::vector<GenerateRequest> reqs;
   for (int i = 0; i < 16; ++i) reqs.push_back(greedy(prompt_of(3 + i * 11, i, vocab), 12 + i % 5));
@@ -126,16 +145,22 @@ TEST_P(EngineBatching, ConcurrentGreedyEqualsAlone) {
   EXPECT_EQ(s.kv.used_blocks, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, EngineBatching,
-                         ::testing::Values(test::golden_dir() + "/models/micro-f16.gguf",
-                                           test::golden_dir() + "/models/kq-q4_k_m.gguf",
-                                           std::string("forged")),
-                         [](const auto& info) { return "model" + std::to_string(info.index); });
+INSTANTIATE_TEST_SUITE_P(
+    Models, EngineBatching,
+    ::testing::Values(BatchingCase{test::golden_dir() + "/models/micro-f16.gguf", "ref"},
+                      BatchingCase{test::golden_dir() + "/models/kq-q4_k_m.gguf", "ref"},
+                      BatchingCase{"forged", "ref"}, BatchingCase{"forged", "vulkan"}),
+    [](const auto& info) {
+      return "model" + std::to_string(info.index) + "_" + info.param.backend;
+    });
 
 // A second request sharing a 1,000-token prefix computes only its new tokens and produces
 // the same output as with no cache at all.
-TEST(EnginePrefixCache, SharedPrefixComputedOnceSameOutput) {
-  auto model = load(test::golden_dir() + "/models/micro-f16.gguf");
+class EnginePrefixCache : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EnginePrefixCache, SharedPrefixComputedOnceSameOutput) {
+  auto model = load(test::golden_dir() + "/models/micro-f16.gguf", GetParam());
+  ASSERT_NE(model, nullptr);
   const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
   const auto prefix = prompt_of(1000, 1, vocab);
   auto second_prompt = prefix;
@@ -157,6 +182,9 @@ TEST(EnginePrefixCache, SharedPrefixComputedOnceSameOutput) {
   EXPECT_EQ(after.kv.prefix_hits - before.kv.prefix_hits, 62);
   EXPECT_EQ(after.kv.used_blocks, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, EnginePrefixCache, ::testing::Values("ref", "vulkan"),
+                         [](const auto& info) { return info.param; });
 
 TEST(EngineCancel, EveryPhaseReturnsThePoolToIdle) {
   auto model = load(forged_model_path());
