@@ -68,6 +68,12 @@ class Backend {
     (void)w;
     return false;
   }
+  // Called once at load for the embedding table that get_rows reads: a device backend
+  // copies it to the device; true when it did, so that the file's pages of it may go.
+  virtual bool prepare_table(const WeightMatrix& table) {
+    (void)table;
+    return false;
+  }
   // y: [n_tokens × w.rows] = x: [n_tokens × w.cols] · wᵀ
   virtual void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) = 0;
   // ys[i] = x · ws[i]ᵀ for matrices that read the same input (Q, K and V; gate and up), as

@@ -43,6 +43,9 @@ Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
     }
   }
   prepare(m->weights_.output);
+  const WeightMatrix& table = m->weights_.token_embd;
+  if (m->backend_->prepare_table(table))
+    m->file_->release(table.data, static_cast<size_t>(table.rows) * table.row_bytes);
   DUET_TRY(m->backend_->status().with_context(m->backend_->name()));
   m->rope_ = compute_rope_tables(m->config_);
   return m;

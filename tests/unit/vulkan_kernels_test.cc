@@ -111,9 +111,10 @@ FileMatrix file_matrix(const std::string& model, GgmlType type, int64_t rows) {
   return m;
 }
 
-void check_matmul(Backend& gpu, const WeightMatrix& w, const std::string& what) {
+void check_matmul(Backend& gpu, const WeightMatrix& w, const std::string& what,
+                  std::vector<int64_t> token_counts = {1, 3, 8, 11}) {
   auto ref = make_ref_backend();
-  for (int64_t n_tokens : {1, 3, 8, 11}) {
+  for (int64_t n_tokens : token_counts) {
     const auto x = random_floats(static_cast<size_t>(n_tokens * w.cols), 100 + n_tokens);
     std::vector<float> want(static_cast<size_t>(n_tokens * w.rows)), got(want.size());
     ref->matmul(w, x.data(), n_tokens, want.data());
@@ -158,6 +159,36 @@ TEST_F(VulkanKernels, MatmulOfKQuantFileRowsMatchesReference) {
     check_matmul(gpu(), m.w, std::string(file) + " " + m.w.name);
     if (HasFatalFailure()) return;
   }
+}
+
+// A matrix larger than the device's largest storage buffer (128 MiB on lavapipe) is held in
+// pieces of rows: matmul writes each piece's columns, get_rows finds each id's piece.
+TEST_F(VulkanKernels, MatrixLargerThanOneBufferIsSplitIntoPieces) {
+  auto devices = vk::list_devices();
+  ASSERT_TRUE(devices.is_ok() && !devices->empty());
+  const uint64_t range = (*devices)[0].max_storage_buffer_range;
+  if (range > (uint64_t{512} << 20))
+    GTEST_SKIP() << "this device binds " << (range >> 20) << " MiB at once: too much to test here";
+  // F16 rows of 1024 values, enough of them for two pieces and a bit.
+  const int64_t cols = 1024;
+  const int64_t rows = static_cast<int64_t>(range / (cols * 2)) + 300;
+  OwnedMatrix m;
+  m.bytes.resize(static_cast<size_t>(rows * cols * 2));
+  std::mt19937 rng(21);
+  auto* h = reinterpret_cast<uint16_t*>(m.bytes.data());
+  for (size_t i = 0; i < m.bytes.size() / 2; ++i)
+    h[i] =
+        static_cast<uint16_t>(0x3000 + rng() % 0x0C00) | static_cast<uint16_t>((rng() & 1) << 15);
+  m.w = {"big", GgmlType::F16, rows, cols, static_cast<size_t>(cols * 2), m.bytes.data()};
+  check_matmul(gpu(), m.w, "F16 " + std::to_string(rows) + "×1024 in pieces", {2});
+  if (HasFatalFailure()) return;
+  auto ref = make_ref_backend();
+  const int32_t boundary = static_cast<int32_t>(range / (cols * 2));
+  const std::vector<int32_t> ids = {0, boundary - 1, boundary, static_cast<int32_t>(rows - 1), 5};
+  std::vector<float> want(ids.size() * cols), got(want.size());
+  ref->get_rows(m.w, ids.data(), static_cast<int64_t>(ids.size()), want.data());
+  gpu().get_rows(m.w, ids.data(), static_cast<int64_t>(ids.size()), got.data());
+  EXPECT_EQ(got, want);
 }
 
 // Decoding is exact: the shader's get_rows equals the reference bit for bit.

@@ -23,7 +23,7 @@ using vk::Groups;
 
 // Push constants, as the shaders declare them (src/kernels/vulkan/*.comp).
 struct MatmulPush {
-  uint32_t rows, cols, row_bytes, n_tokens;
+  uint32_t rows, cols, row_bytes, n_tokens, y_stride, y_offset;
 };
 struct GetRowsPush {
   uint32_t cols, row_bytes, n;
@@ -86,33 +86,59 @@ class VulkanBackend final : public Backend {
   Status status() const override { return error_; }
 
   bool prepare_weights(const WeightMatrix& w) override { return weights(w) != nullptr; }
+  bool prepare_table(const WeightMatrix& table) override { return weights(table) != nullptr; }
 
+  // Tokens go in chunks small enough for one buffer of X and of Y; each chunk runs every
+  // piece of the matrix in one submit.
   void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) override {
-    const Buffer* wb = weights(w);
-    const char* suffix = type_suffix(w.type);
-    if (!wb || !suffix) return fail("matmul: no device copy of " + w.name);
-    const size_t x_bytes = sizeof(float) * static_cast<size_t>(n_tokens * w.cols);
-    const size_t y_bytes = sizeof(float) * static_cast<size_t>(n_tokens * w.rows);
-    Buffer& xb = stage(0, x_bytes);
-    Buffer& yb = stage(1, y_bytes);
-    std::memcpy(xb.mapped(), x, x_bytes);
-    const MatmulPush push{u32(w.rows), u32(w.cols), u32(w.row_bytes), u32(n_tokens)};
-    run(std::string("matmul_") + suffix, {wb, &xb, &yb}, &push, sizeof push,
-        Groups::spread(static_cast<uint64_t>(w.rows)));
-    std::memcpy(y, yb.mapped(), y_bytes);
+    const DeviceMatrix* m = weights(w);
+    if (!m) return fatal("matmul: no device copy of " + w.name + ": " + error_.message());
+    const std::string kernel = std::string("matmul_") + type_suffix(w.type);
+    const int64_t floats = static_cast<int64_t>(ctx_->info().max_storage_buffer_range / 4);
+    const int64_t chunk = std::max<int64_t>(1, floats / std::max(w.rows, w.cols));
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+      const int64_t nt = std::min(chunk, n_tokens - t0);
+      const size_t x_bytes = sizeof(float) * static_cast<size_t>(nt * w.cols);
+      const size_t y_bytes = sizeof(float) * static_cast<size_t>(nt * w.rows);
+      Buffer& xb = stage(0, x_bytes);
+      Buffer& yb = stage(1, y_bytes);
+      std::memcpy(xb.mapped(), x + t0 * w.cols, x_bytes);
+      begin();
+      for (size_t p = 0; p < m->pieces.size(); ++p) {
+        const int64_t first = static_cast<int64_t>(p) * m->rows_per_piece;
+        const int64_t rows = std::min(m->rows_per_piece, w.rows - first);
+        const MatmulPush push{u32(rows), u32(w.cols), u32(w.row_bytes),
+                              u32(nt),   u32(w.rows), u32(first)};
+        dispatch(kernel, {&m->pieces[p], &xb, &yb}, &push, sizeof push,
+                 Groups::spread(static_cast<uint64_t>(rows)));
+      }
+      submit();
+      std::memcpy(y + t0 * w.rows, yb.mapped(), y_bytes);
+    }
   }
 
+  // One submit per piece of the table: ids outside the piece are given as -1, which the
+  // shader skips.
   void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) override {
-    const Buffer* tb = weights(table);
-    const char* suffix = type_suffix(table.type);
-    if (!tb || !suffix) return fail("get_rows: no device copy of " + table.name);
+    const DeviceMatrix* m = weights(table);
+    if (!m) return fatal("get_rows: no device copy of " + table.name + ": " + error_.message());
+    const std::string kernel = std::string("get_rows_") + type_suffix(table.type);
     const size_t out_bytes = sizeof(float) * static_cast<size_t>(n * table.cols);
     Buffer& ib = stage(0, sizeof(int32_t) * static_cast<size_t>(n));
     Buffer& ob = stage(1, out_bytes);
-    std::memcpy(ib.mapped(), ids, sizeof(int32_t) * static_cast<size_t>(n));
+    auto* local = reinterpret_cast<int32_t*>(ib.mapped());
     const GetRowsPush push{u32(table.cols), u32(table.row_bytes), u32(n)};
-    run(std::string("get_rows_") + suffix, {tb, &ib, &ob}, &push, sizeof push,
-        Groups::spread(static_cast<uint64_t>(n)));
+    for (size_t p = 0; p < m->pieces.size(); ++p) {
+      const int64_t first = static_cast<int64_t>(p) * m->rows_per_piece;
+      for (int64_t t = 0; t < n; ++t) {
+        const int64_t r = ids[t] - first;
+        local[t] = r >= 0 && r < m->rows_per_piece ? static_cast<int32_t>(r) : -1;
+      }
+      begin();
+      dispatch(kernel, {&m->pieces[p], &ib, &ob}, &push, sizeof push,
+               Groups::spread(static_cast<uint64_t>(n)));
+      submit();
+    }
     std::memcpy(out, ob.mapped(), out_bytes);
   }
 
@@ -221,37 +247,74 @@ class VulkanBackend final : public Backend {
     std::memcpy(c.out, ob.mapped(), q_bytes);
   }
 
+  // A matrix on the device: pieces of whole rows, each small enough for one buffer (one
+  // piece unless the matrix exceeds the device's largest storage buffer, 128 MiB on
+  // lavapipe, a few GiB on GPUs).
+  struct DeviceMatrix {
+    std::vector<Buffer> pieces;
+    int64_t rows_per_piece = 0;
+  };
+
   // The device copy of a matrix, uploaded on first use (prepare_weights at load). Matrices
   // are known by where their bytes are and what they hold: a model's stay in place.
+  // nullptr, with the reason in status(), when the device cannot take it.
   using WeightKey = std::tuple<const uint8_t*, GgmlType, int64_t, int64_t>;
-  const Buffer* weights(const WeightMatrix& w) {
+  const DeviceMatrix* weights(const WeightMatrix& w) {
     const WeightKey key{w.data, w.type, w.rows, w.cols};
     if (auto it = weights_.find(key); it != weights_.end()) return &it->second;
     if (!type_suffix(w.type)) {
       fail(w.name + ": the Vulkan backend does not compute with " + ggml_type_name(w.type));
       return nullptr;
     }
+    const vk::DeviceInfo& dev = ctx_->info();
     const size_t bytes = static_cast<size_t>(w.rows) * w.row_bytes;
-    auto b = Buffer::create(*ctx_, bytes, vk::Memory::kDevice);
-    if (!b) {
-      fail(w.name + ": " + b.message());
+    if (uploaded_bytes_ + bytes > dev.device_local_bytes) {
+      fail("the model's weights need more than " + std::to_string((uploaded_bytes_ + bytes) >> 20) +
+           " MiB of device memory and " + dev.name + " has " +
+           std::to_string(dev.device_local_bytes >> 20) +
+           " MiB (a model that does not fit is refused; use --backend cpu)");
       return nullptr;
     }
-    if (b->mapped()) {
-      std::memcpy(b->mapped(), w.data, bytes);
-    } else {
-      // Through a host-visible staging buffer, in pieces of at most 64 MiB.
-      constexpr size_t kPiece = size_t{64} << 20;
-      for (size_t at = 0; at < bytes; at += kPiece) {
-        const size_t n = std::min(kPiece, bytes - at);
-        Buffer& st = stage(0, n);
-        std::memcpy(st.mapped(), w.data + at, n);
-        if (!record(runner_->begin())) return nullptr;
-        runner_->copy(st, 0, *b, at, n);
-        if (!record(runner_->submit_and_wait())) return nullptr;
-      }
+    DeviceMatrix m;
+    m.rows_per_piece =
+        std::min<int64_t>(w.rows, static_cast<int64_t>(dev.max_storage_buffer_range / w.row_bytes));
+    if (m.rows_per_piece < 1) {
+      fail(w.name + ": one row is larger than the device's largest buffer");
+      return nullptr;
     }
-    return &weights_.emplace(key, std::move(b.value())).first->second;
+    for (int64_t first = 0; first < w.rows; first += m.rows_per_piece) {
+      const int64_t rows = std::min(m.rows_per_piece, w.rows - first);
+      auto piece = upload(w.data + static_cast<size_t>(first) * w.row_bytes,
+                          static_cast<size_t>(rows) * w.row_bytes);
+      if (!piece) {
+        fail(w.name + ": " + piece.message());
+        return nullptr;
+      }
+      m.pieces.push_back(std::move(piece.value()));
+    }
+    uploaded_bytes_ += bytes;
+    return &weights_.emplace(key, std::move(m)).first->second;
+  }
+
+  // `bytes` at `data` into a new device-local buffer.
+  Result<Buffer> upload(const uint8_t* data, size_t bytes) {
+    auto b = Buffer::create(*ctx_, bytes, vk::Memory::kDevice);
+    if (!b) return b.status();
+    if (b->mapped()) {
+      std::memcpy(b->mapped(), data, bytes);
+      return b;
+    }
+    // Through a host-visible staging buffer, in pieces of at most 64 MiB.
+    constexpr size_t kPiece = size_t{64} << 20;
+    for (size_t at = 0; at < bytes; at += kPiece) {
+      const size_t n = std::min(kPiece, bytes - at);
+      Buffer& st = stage(0, n);
+      std::memcpy(st.mapped(), data + at, n);
+      begin();
+      runner_->copy(st, 0, *b, at, n);
+      submit();
+    }
+    return b;
   }
 
   // Host-visible buffer number `slot`, at least `bytes` long (grown by doubling, so that a
@@ -269,17 +332,23 @@ class VulkanBackend final : public Backend {
 
   void run(const std::string& kernel, std::initializer_list<const Buffer*> buffers,
            const void* push, uint32_t push_bytes, Groups groups) {
-    auto k = kernels_.get(kernel, static_cast<uint32_t>(buffers.size()), push_bytes);
-    if (!k) fatal(k.message());
-    Status s = runner_->begin();
-    if (s) s = runner_->dispatch(**k, buffers, push, groups);
-    if (s) s = runner_->submit_and_wait();
-    if (!s) fatal(kernel + ": " + s.message());
+    begin();
+    dispatch(kernel, buffers, push, push_bytes, groups);
+    submit();
   }
 
-  bool record(const Status& s) {
-    if (!s) fail(s.message());
-    return s.is_ok();
+  void begin() {
+    if (Status s = runner_->begin(); !s) fatal(s.message());
+  }
+  void dispatch(const std::string& kernel, std::initializer_list<const Buffer*> buffers,
+                const void* push, uint32_t push_bytes, Groups groups) {
+    auto k = kernels_.get(kernel, static_cast<uint32_t>(buffers.size()), push_bytes);
+    if (!k) fatal(k.message());
+    if (Status s = runner_->dispatch(**k, buffers, push, groups); !s)
+      fatal(kernel + ": " + s.message());
+  }
+  void submit() {
+    if (Status s = runner_->submit_and_wait(); !s) fatal(s.message());
   }
 
   // A matrix the device cannot hold is reported by status() after the load.
@@ -297,7 +366,8 @@ class VulkanBackend final : public Backend {
   std::unique_ptr<vk::Context> ctx_;
   vk::Kernels kernels_;
   std::unique_ptr<vk::Runner> runner_;
-  std::map<WeightKey, Buffer> weights_;
+  std::map<WeightKey, DeviceMatrix> weights_;
+  size_t uploaded_bytes_ = 0;
   std::array<Buffer, 6> stages_;  // fixed, so that references to them stay valid
   std::vector<float> cos_sin_;
   Status error_;

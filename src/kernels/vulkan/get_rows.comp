@@ -2,7 +2,8 @@
 // out[t] = decode(table row ids[t])  (ref::get_rows), table in the type chosen by WTYPE_*.
 //
 // Bindings: 0 table  uint words, row r starting at byte r * row_bytes
-//           1 ids    int [n]
+//           1 ids    int [n]; a negative id leaves its output row alone (a table split into
+//                    pieces of rows is read one piece at a time, ids outside it negative)
 //           2 out    float [n x cols]
 // Push (std430): uint cols, row_bytes, n.
 // Dispatch: one workgroup per id, t = WorkGroupID.x + WorkGroupID.y * NumWorkGroups.x.
@@ -27,7 +28,9 @@ void main() {
   if (t >= pc.n) return;
   const uint tid = gl_LocalInvocationID.x;
   const uint cols = pc.cols;
-  const uint rb = uint(ids[t]) * pc.row_bytes;
+  const int id = ids[t];
+  if (id < 0) return;  // the same for the whole group, and there is no barrier below
+  const uint rb = uint(id) * pc.row_bytes;
   const uint ob = t * cols;
   const uint ngroups = cols / 8u;
 

@@ -3,8 +3,10 @@
 //
 // Bindings: 0 W  uint words, raw rows, row r starting at byte r * row_bytes
 //           1 X  float [n_tokens x cols]
-//           2 Y  float [n_tokens x rows]
-// Push (std430): uint rows, cols, row_bytes, n_tokens.
+//           2 Y  float, row r of token t at t * y_stride + y_offset + r
+// Push (std430): uint rows, cols, row_bytes, n_tokens, y_stride, y_offset. (A matrix larger
+// than one buffer may hold is split into pieces of rows, each multiplied into its columns
+// of Y: y_stride is the whole matrix's rows, y_offset the piece's first row.)
 // Dispatch: one workgroup per output row, row = WorkGroupID.x + WorkGroupID.y * NumWorkGroups.x.
 // cols % W_QK == 0 for block types; float types take any cols.
 
@@ -19,6 +21,8 @@ layout(push_constant, std430) uniform Push {
   uint cols;
   uint row_bytes;
   uint n_tokens;
+  uint y_stride;
+  uint y_offset;
 } pc;
 
 #include "weights.glsl"
@@ -70,7 +74,7 @@ void main() {
         for (uint tt = 0u; tt < TILE; ++tt) red[tt * 64u + tid] += red[tt * 64u + tid + s];
       barrier();
     }
-    if (tid < nt) y[(t0 + tid) * pc.rows + row] = red[tid * 64u];
+    if (tid < nt) y[(t0 + tid) * pc.y_stride + pc.y_offset + row] = red[tid * 64u];
     barrier();  // red is rewritten by the next tile
   }
 }
