@@ -1,6 +1,7 @@
 // The seam between the model and the hardware. The Qwen3 forward pass is written once
 // against this interface; a backend supplies the arithmetic. `ref` is the scalar oracle;
-// faster CPU paths and a CUDA backend implement the same calls and are tested against it.
+// the SIMD CPU backend and the Vulkan one implement the same calls and are tested against
+// it. This header is the interface only: each backend's factory is in its own header.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,6 @@
 
 #include "base/status.h"
 #include "gguf/ggml_type.h"
-#include "kernels/cpu/cpu_isa.h"
 #include "kernels/paged_kv_view.h"
 
 namespace duet {
@@ -119,17 +119,5 @@ class Backend {
   virtual void swiglu(const float* gate, const float* up, int64_t n, float* out) = 0;
   virtual void add_inplace(float* x, const float* y, int64_t n) = 0;
 };
-
-// The plain scalar backend (kernels/ref): the correctness oracle.
-std::unique_ptr<Backend> make_ref_backend();
-
-class ThreadPool;
-
-// The fast CPU backend (kernels/cpu): SIMD kernels for this CPU (best_cpu_isa()), work
-// spread over `pool`, which must outlive the backend. Like every backend it is driven by
-// one thread at a time.
-std::unique_ptr<Backend> make_cpu_backend(ThreadPool& pool);
-// The same on a chosen ISA path (tests, benchmarks). Precondition: cpu_isa_supported(isa).
-std::unique_ptr<Backend> make_cpu_backend(ThreadPool& pool, CpuIsa isa);
 
 }  // namespace duet

@@ -1,5 +1,7 @@
 // The fast CPU backend: the kernels/cpu table of one ISA path, with the work of each call
 // spread over a thread pool.
+#include "backend/cpu_backend.h"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>

@@ -1,3 +1,5 @@
+#include "backend/ref_backend.h"
+
 #include "backend/backend.h"
 #include "kernels/ref/ops.h"
 

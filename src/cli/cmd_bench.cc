@@ -90,7 +90,7 @@ struct Caches {
 Result<Caches> make_caches(const Qwen3Config& cfg, int n_seqs, int64_t len) {
   constexpr int64_t kBlock = 16;
   const int64_t per_seq = (len + kBlock - 1) / kBlock;
-  auto kv = KvStorage::create(cfg, per_seq * n_seqs, kBlock, GgmlType::F16);
+  auto kv = KvStorage::create(cfg.kv_shape(), per_seq * n_seqs, kBlock, GgmlType::F16);
   if (!kv) return kv.status();
   Caches c;
   c.kv = std::move(kv.value());

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backend/ref_backend.h"
 #include "backend/vulkan/vk_context.h"
 #include "cli/commands.h"
 #include "model/qwen3_model.h"

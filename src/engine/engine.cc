@@ -24,10 +24,11 @@ Result<std::unique_ptr<Engine>> Engine::create(Qwen3Model& model, const EngineCo
   std::unique_ptr<Engine> e(new Engine(model, config));
   int64_t n_blocks = config.kv_blocks;
   if (n_blocks <= 0)
-    n_blocks = KvStorage::blocks_for_budget(model.config(), config.kv_budget_bytes,
+    n_blocks = KvStorage::blocks_for_budget(model.config().kv_shape(), config.kv_budget_bytes,
                                             config.block_size, config.kv_type);
   if (n_blocks < 1) return Status::error("the KV cache budget holds no block; raise it");
-  auto kv = KvStorage::create(model.config(), n_blocks, config.block_size, config.kv_type);
+  auto kv =
+      KvStorage::create(model.config().kv_shape(), n_blocks, config.block_size, config.kv_type);
   if (!kv) return kv.status();
   e->kv_ = std::move(kv.value());
   e->blocks_ = std::make_unique<BlockManager>(n_blocks, config.block_size);

@@ -21,7 +21,7 @@
 #include "engine/request.h"
 #include "engine/scheduler.h"
 #include "kv/block_manager.h"
-#include "model/kv_storage.h"
+#include "kv/kv_storage.h"
 #include "model/qwen3_model.h"
 
 namespace duet {

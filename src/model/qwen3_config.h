@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "gguf/gguf_file.h"
+#include "kv/kv_shape.h"
 
 namespace duet {
 
@@ -35,6 +36,7 @@ struct Qwen3Config {
 
   int64_t q_width() const { return n_head * head_dim; }
   int64_t kv_width() const { return n_head_kv * head_dim; }
+  KvShape kv_shape() const { return {n_layer, n_head_kv, head_dim}; }
   // Longest context the model supports: the trained one, times the YaRN factor when on.
   int64_t max_context() const;
   std::string summary() const;

@@ -198,7 +198,7 @@ Status Qwen3Model::forward(std::span<const int32_t> tokens, SequenceKv& seq, boo
   constexpr int64_t kBlock = 256;
   if (!seq.storage_) {
     const int64_t n_blocks = (config_.max_context() + kBlock - 1) / kBlock;
-    auto storage = KvStorage::create(config_, n_blocks, kBlock, GgmlType::F32);
+    auto storage = KvStorage::create(config_.kv_shape(), n_blocks, kBlock, GgmlType::F32);
     if (!storage) return storage.status();
     seq.storage_ = std::move(storage.value());
     seq.block_table_.resize(static_cast<size_t>(n_blocks));

@@ -14,7 +14,7 @@
 #include "backend/backend.h"
 #include "base/status.h"
 #include "gguf/gguf_file.h"
-#include "model/kv_storage.h"
+#include "kv/kv_storage.h"
 #include "model/qwen3_config.h"
 #include "model/qwen3_weights.h"
 

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "backend/cpu_backend.h"
 #include "base/thread_pool.h"
 #include "model/qwen3_model.h"
 #include "support/golden_logits.h"

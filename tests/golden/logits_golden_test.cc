@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/ref_backend.h"
 #include "model/qwen3_model.h"
 #include "support/golden_logits.h"
 #include "support/test_util.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu_backend.h"
 #include "base/thread_pool.h"
 #include "kernels/cpu/matmul.h"
 #include "unit/cpu_test_support.h"

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu_backend.h"
 #include "base/half.h"
 #include "base/thread_pool.h"
 #include "kernels/cpu/matmul.h"

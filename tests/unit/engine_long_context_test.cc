@@ -1,7 +1,7 @@
 // A 16,000-token prompt on a forged model whose context comes from YaRN (4,096 positions
 // scaled 4×), through the engine with a KV pool reserved for eight times what it needs: the
 // request completes, and the memory it adds is what its blocks hold — the pool is reserved,
-// not committed (model/kv_storage.h). The numbers are printed for the record.
+// not committed (kv/kv_storage.h). The numbers are printed for the record.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/cpu_backend.h"
 #include "base/mapped_file.h"
 #include "base/thread_pool.h"
 #include "engine/engine.h"

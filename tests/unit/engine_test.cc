@@ -11,6 +11,7 @@
 #include <map>
 #include <span>
 
+#include "backend/ref_backend.h"
 #include "backend/vulkan/vulkan_backend.h"
 #include "base/thread_pool.h"
 #include "forge/forge.h"

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/ref_backend.h"
 #include "forge/forge.h"
 #include "forge/vocab_source.h"
 #include "gguf/gguf_file.h"

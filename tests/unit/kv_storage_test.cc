@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "backend/ref_backend.h"
 #include "model/qwen3_model.h"
 #include "support/test_util.h"
 
@@ -11,7 +12,7 @@ namespace duet {
 namespace {
 
 std::vector<float> logits_with(Qwen3Model& m, GgmlType kv_type, const std::vector<int32_t>& toks) {
-  auto kv = KvStorage::create(m.config(), 8, 16, kv_type);
+  auto kv = KvStorage::create(m.config().kv_shape(), 8, 16, kv_type);
   EXPECT_TRUE(kv.is_ok()) << kv.message();
   std::vector<int32_t> table = {3, 0, 5, 1, 7, 2, 6, 4};  // scattered blocks on purpose
   ForwardChunk c{toks, 0, table, LogitsFor::kAll};
@@ -48,15 +49,15 @@ TEST(KvStorage, TypesStayCloseToF32) {
 TEST(KvStorage, RejectsTypesItCannotHold) {
   auto m = Qwen3Model::load(test::golden_dir() + "/models/micro-f16.gguf", make_ref_backend());
   ASSERT_TRUE(m.is_ok());
-  EXPECT_FALSE(KvStorage::create((*m)->config(), 4, 16, GgmlType::Q4_K).is_ok());
-  EXPECT_FALSE(KvStorage::create((*m)->config(), 0, 16, GgmlType::F16).is_ok());
+  EXPECT_FALSE(KvStorage::create((*m)->config().kv_shape(), 4, 16, GgmlType::Q4_K).is_ok());
+  EXPECT_FALSE(KvStorage::create((*m)->config().kv_shape(), 0, 16, GgmlType::F16).is_ok());
   // Blocks are head-major, so a Q8_0 head must be whole blocks of 32 on its own.
   Qwen3Config odd = (*m)->config();
   odd.head_dim = 48;
-  auto q8 = KvStorage::create(odd, 4, 16, GgmlType::Q8_0);
+  auto q8 = KvStorage::create(odd.kv_shape(), 4, 16, GgmlType::Q8_0);
   ASSERT_FALSE(q8.is_ok());
   EXPECT_NE(q8.message().find("head_dim"), std::string::npos) << q8.message();
-  EXPECT_TRUE(KvStorage::create(odd, 4, 16, GgmlType::F16).is_ok());
+  EXPECT_TRUE(KvStorage::create(odd.kv_shape(), 4, 16, GgmlType::F16).is_ok());
 }
 
 // Where heads live: a block holds n_head_kv runs of block_size positions, and the view
@@ -65,7 +66,7 @@ TEST(KvStorage, HeadMajorBlocks) {
   auto m = Qwen3Model::load(test::golden_dir() + "/models/micro-f16.gguf", make_ref_backend());
   ASSERT_TRUE(m.is_ok());
   const Qwen3Config& c = (*m)->config();
-  auto kv = KvStorage::create(c, 4, 16, GgmlType::F16);
+  auto kv = KvStorage::create(c.kv_shape(), 4, 16, GgmlType::F16);
   ASSERT_TRUE(kv.is_ok());
   const size_t head_bytes = static_cast<size_t>(c.head_dim) * 2;
   const std::vector<int32_t> table = {2, 0, 3, 1};

@@ -14,11 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "backend/ref_backend.h"
 #include "backend/vulkan/vk_context.h"
 #include "backend/vulkan/vulkan_backend.h"
 #include "gguf/gguf_file.h"
 #include "kernels/ref/quantize.h"
-#include "model/kv_storage.h"
+#include "kv/kv_storage.h"
 #include "support/test_util.h"
 
 namespace duet {
@@ -263,15 +264,14 @@ TEST_F(VulkanKernels, SwigluAndAddMatchReference) {
 // type: a decode token deep in its context, a prefill chunk that starts mid-block, and a
 // sequence that fits in part of one block. GQA with 4 query heads per KV head.
 TEST_F(VulkanKernels, PagedAttentionMatchesReferenceForEveryKvType) {
-  Qwen3Config cfg;
-  cfg.n_layer = 1;
-  cfg.n_head = 8;
-  cfg.n_head_kv = 2;
-  cfg.head_dim = 64;
+  struct {
+    int64_t n_head = 8, n_head_kv = 2, head_dim = 64;
+  } cfg;
+  const KvShape kv_shape{1, cfg.n_head_kv, cfg.head_dim};
   const int64_t block_size = 16, n_blocks = 12;
   const AttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, 0.125f};
   for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0}) {
-    auto kv = KvStorage::create(cfg, n_blocks, block_size, type);
+    auto kv = KvStorage::create(kv_shape, n_blocks, block_size, type);
     ASSERT_TRUE(kv.is_ok()) << kv.message();
     // Every slot of the cache gets values (rows quantized as the model writes them).
     const int64_t width = cfg.head_dim;

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "backend/cpu_backend.h"
+#include "backend/ref_backend.h"
 #include "backend/vulkan/vk_context.h"
 #include "backend/vulkan/vulkan_backend.h"
 

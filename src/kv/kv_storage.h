@@ -10,21 +10,22 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
-#include "backend/backend.h"
 #include "base/status.h"
 #include "gguf/ggml_type.h"
-#include "model/qwen3_config.h"
+#include "kernels/paged_kv_view.h"
+#include "kv/kv_shape.h"
 
 namespace duet {
 
 class KvStorage {
  public:
-  static Result<std::unique_ptr<KvStorage>> create(const Qwen3Config& cfg, int64_t n_blocks,
+  static Result<std::unique_ptr<KvStorage>> create(const KvShape& shape, int64_t n_blocks,
                                                    int64_t block_size, GgmlType dtype);
-  // How many blocks fit in `bytes` for this model.
-  static int64_t blocks_for_budget(const Qwen3Config& cfg, size_t bytes, int64_t block_size,
+  // How many blocks of this shape fit in `bytes`.
+  static int64_t blocks_for_budget(const KvShape& shape, size_t bytes, int64_t block_size,
                                    GgmlType dtype);
   ~KvStorage();
   KvStorage(const KvStorage&) = delete;

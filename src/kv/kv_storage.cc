@@ -1,10 +1,10 @@
-#include "model/kv_storage.h"
+#include "kv/kv_storage.h"
 
 #include <sys/mman.h>
 
 namespace duet {
 
-Result<std::unique_ptr<KvStorage>> KvStorage::create(const Qwen3Config& cfg, int64_t n_blocks,
+Result<std::unique_ptr<KvStorage>> KvStorage::create(const KvShape& cfg, int64_t n_blocks,
                                                      int64_t block_size, GgmlType dtype) {
   if (dtype != GgmlType::F32 && dtype != GgmlType::F16 && dtype != GgmlType::BF16 &&
       dtype != GgmlType::Q8_0)
@@ -13,7 +13,7 @@ Result<std::unique_ptr<KvStorage>> KvStorage::create(const Qwen3Config& cfg, int
   if (cfg.head_dim % ggml_traits(dtype).block_elems != 0)
     return Status::error("a " + std::string(ggml_type_name(dtype)) +
                          " KV cache needs head_dim to be a multiple of " +
-                         std::to_string(ggml_traits(dtype).block_elems) + "; this model's is " +
+                         std::to_string(ggml_traits(dtype).block_elems) + "; this cache's is " +
                          std::to_string(cfg.head_dim));
   if (n_blocks < 1 || block_size < 1) return Status::error("KV cache needs at least one block");
   std::unique_ptr<KvStorage> s(new KvStorage());
@@ -36,9 +36,9 @@ Result<std::unique_ptr<KvStorage>> KvStorage::create(const Qwen3Config& cfg, int
   return s;
 }
 
-int64_t KvStorage::blocks_for_budget(const Qwen3Config& cfg, size_t bytes, int64_t block_size,
+int64_t KvStorage::blocks_for_budget(const KvShape& cfg, size_t bytes, int64_t block_size,
                                      GgmlType dtype) {
-  const size_t per_block = ggml_row_bytes(dtype, cfg.kv_width()) * static_cast<size_t>(block_size) *
+  const size_t per_block = ggml_row_bytes(dtype, cfg.width()) * static_cast<size_t>(block_size) *
                            2 * static_cast<size_t>(cfg.n_layer);
   return static_cast<int64_t>(bytes / per_block);
 }
