@@ -91,29 +91,61 @@ class VulkanBackend final : public Backend {
   // Tokens go in chunks small enough for one buffer of X and of Y; each chunk runs every
   // piece of the matrix in one submit.
   void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) override {
-    const DeviceMatrix* m = weights(w);
-    if (!m) return fatal("matmul: no device copy of " + w.name + ": " + error_.message());
-    const std::string kernel = std::string("matmul_") + type_suffix(w.type);
-    const int64_t floats = static_cast<int64_t>(ctx_->info().max_storage_buffer_range / 4);
-    const int64_t chunk = std::max<int64_t>(1, floats / std::max(w.rows, w.cols));
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
-      const int64_t nt = std::min(chunk, n_tokens - t0);
-      const size_t x_bytes = sizeof(float) * static_cast<size_t>(nt * w.cols);
-      const size_t y_bytes = sizeof(float) * static_cast<size_t>(nt * w.rows);
-      Buffer& xb = stage(0, x_bytes);
-      Buffer& yb = stage(1, y_bytes);
-      std::memcpy(xb.mapped(), x + t0 * w.cols, x_bytes);
+    const WeightMatrix* ws[] = {&w};
+    float* const ys[] = {y};
+    matmul_same_input(ws, x, n_tokens, ys);
+  }
+
+  // X is copied in once and every product runs in one submit.
+  void matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n_tokens,
+                         std::span<float* const> ys) override {
+    if (ws.size() > kStages - 1) return Backend::matmul_same_input(ws, x, n_tokens, ys);
+    for (const WeightMatrix* w : ws) on_device(*w);
+    const int64_t cols = ws[0]->cols;
+    int64_t widest = cols;
+    for (const WeightMatrix* w : ws) widest = std::max(widest, w->rows);
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += token_chunk(widest)) {
+      const int64_t nt = std::min(token_chunk(widest), n_tokens - t0);
+      Buffer& xb = stage_floats(0, nt * cols);
+      std::memcpy(xb.mapped(), x + t0 * cols, sizeof(float) * static_cast<size_t>(nt * cols));
       begin();
-      for (size_t p = 0; p < m->pieces.size(); ++p) {
-        const int64_t first = static_cast<int64_t>(p) * m->rows_per_piece;
-        const int64_t rows = std::min(m->rows_per_piece, w.rows - first);
-        const MatmulPush push{u32(rows), u32(w.cols), u32(w.row_bytes),
-                              u32(nt),   u32(w.rows), u32(first)};
-        dispatch(kernel, {&m->pieces[p], &xb, &yb}, &push, sizeof push,
-                 Groups::spread(static_cast<uint64_t>(rows)));
-      }
+      for (size_t i = 0; i < ws.size(); ++i)
+        record_matmul(*ws[i], xb, stage_floats(1 + i, nt * ws[i]->rows), nt);
       submit();
-      std::memcpy(y + t0 * w.rows, yb.mapped(), y_bytes);
+      for (size_t i = 0; i < ws.size(); ++i)
+        std::memcpy(ys[i] + t0 * ws[i]->rows, stages_[1 + i].mapped(),
+                    sizeof(float) * static_cast<size_t>(nt * ws[i]->rows));
+    }
+  }
+
+  // The whole feed-forward in one submit: the n_ff-wide products stay on the device.
+  void feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
+                    const float* x, int64_t n_tokens, float* out, float* gate_scratch,
+                    float* up_scratch) override {
+    (void)gate_scratch;
+    (void)up_scratch;
+    for (const WeightMatrix* w : {&gate, &up, &down}) on_device(*w);
+    const int64_t widest = std::max({gate.rows, gate.cols, down.rows});
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += token_chunk(widest)) {
+      const int64_t nt = std::min(token_chunk(widest), n_tokens - t0);
+      Buffer& xb = stage_floats(0, nt * gate.cols);
+      Buffer& gb = stage_floats(1, nt * gate.rows);
+      Buffer& ub = stage_floats(2, nt * up.rows);
+      Buffer& ob = stage_floats(3, nt * down.rows);
+      std::memcpy(xb.mapped(), x + t0 * gate.cols,
+                  sizeof(float) * static_cast<size_t>(nt * gate.cols));
+      begin();
+      record_matmul(gate, xb, gb, nt);
+      record_matmul(up, xb, ub, nt);
+      runner_->barrier();
+      const CountPush push{u32(nt * gate.rows)};
+      dispatch("swiglu", {&gb, &ub, &gb}, &push, sizeof push,
+               Groups::spread(elementwise_groups(static_cast<uint64_t>(nt * gate.rows))));
+      runner_->barrier();
+      record_matmul(down, gb, ob, nt);
+      submit();
+      std::memcpy(out + t0 * down.rows, ob.mapped(),
+                  sizeof(float) * static_cast<size_t>(nt * down.rows));
     }
   }
 
@@ -317,6 +349,38 @@ class VulkanBackend final : public Backend {
     return b;
   }
 
+  // Tokens per submit such that rows of `width` floats for all of them fit in one buffer.
+  int64_t token_chunk(int64_t width) const {
+    const int64_t floats = static_cast<int64_t>(ctx_->info().max_storage_buffer_range / 4);
+    return std::max<int64_t>(1, floats / width);
+  }
+
+  Buffer& stage_floats(size_t slot, int64_t n) {
+    return stage(slot, sizeof(float) * static_cast<size_t>(n));
+  }
+
+  // The device copy of w, uploaded now if it was not at load: before a recording starts,
+  // since an upload records and submits a copy of its own.
+  const DeviceMatrix& on_device(const WeightMatrix& w) {
+    const DeviceMatrix* m = weights(w);
+    if (!m) fatal("no device copy of " + w.name + ": " + error_.message());
+    return *m;
+  }
+
+  // y = x · wᵀ for nt tokens, every piece of w, into the recording (w is on the device).
+  void record_matmul(const WeightMatrix& w, const Buffer& x, const Buffer& y, int64_t nt) {
+    const DeviceMatrix* m = &on_device(w);
+    const std::string kernel = std::string("matmul_") + type_suffix(w.type);
+    for (size_t p = 0; p < m->pieces.size(); ++p) {
+      const int64_t first = static_cast<int64_t>(p) * m->rows_per_piece;
+      const int64_t rows = std::min(m->rows_per_piece, w.rows - first);
+      const MatmulPush push{u32(rows), u32(w.cols), u32(w.row_bytes),
+                            u32(nt),   u32(w.rows), u32(first)};
+      dispatch(kernel, {&m->pieces[p], &x, &y}, &push, sizeof push,
+               Groups::spread(static_cast<uint64_t>(rows)));
+    }
+  }
+
   // Host-visible buffer number `slot`, at least `bytes` long (grown by doubling, so that a
   // steady shape allocates nothing).
   Buffer& stage(size_t slot, size_t bytes) {
@@ -368,7 +432,8 @@ class VulkanBackend final : public Backend {
   std::unique_ptr<vk::Runner> runner_;
   std::map<WeightKey, DeviceMatrix> weights_;
   size_t uploaded_bytes_ = 0;
-  std::array<Buffer, 6> stages_;  // fixed, so that references to them stay valid
+  static constexpr size_t kStages = 6;
+  std::array<Buffer, kStages> stages_;  // fixed, so that references to them stay valid
   std::vector<float> cos_sin_;
   Status error_;
 };
