@@ -152,8 +152,7 @@ class VulkanBackend final : public Backend {
   // One submit per piece of the table: ids outside the piece are given as -1, which the
   // shader skips.
   void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) override {
-    const DeviceMatrix* m = weights(table);
-    if (!m) return fatal("get_rows: no device copy of " + table.name + ": " + error_.message());
+    const DeviceMatrix* m = &on_device(table);
     const std::string kernel = std::string("get_rows_") + type_suffix(table.type);
     const size_t out_bytes = sizeof(float) * static_cast<size_t>(n * table.cols);
     Buffer& ib = stage(0, sizeof(int32_t) * static_cast<size_t>(n));
@@ -192,14 +191,23 @@ class VulkanBackend final : public Backend {
                  const int32_t* positions, const double* inv_freq, double mscale) override {
     // The angles in double on the host, as the reference computes them: a float angle
     // pos · inv_freq loses its low bits at long positions.
+    // Every layer rotates q and k at the same positions: the table is computed once per step.
     const int64_t half = head_dim / 2;
-    cos_sin_.resize(static_cast<size_t>(n_tokens * half * 2));
-    for (int64_t t = 0; t < n_tokens; ++t)
-      for (int64_t i = 0; i < half; ++i) {
-        const double a = static_cast<double>(positions[t]) * inv_freq[i];
-        cos_sin_[(t * half + i) * 2] = static_cast<float>(std::cos(a) * mscale);
-        cos_sin_[(t * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * mscale);
-      }
+    const std::vector<int32_t> pos(positions, positions + n_tokens);
+    if (pos != rope_positions_ || inv_freq != rope_inv_freq_ || mscale != rope_mscale_ ||
+        half != rope_half_) {
+      cos_sin_.resize(static_cast<size_t>(n_tokens * half * 2));
+      for (int64_t t = 0; t < n_tokens; ++t)
+        for (int64_t i = 0; i < half; ++i) {
+          const double a = static_cast<double>(positions[t]) * inv_freq[i];
+          cos_sin_[(t * half + i) * 2] = static_cast<float>(std::cos(a) * mscale);
+          cos_sin_[(t * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * mscale);
+        }
+      rope_positions_ = pos;
+      rope_inv_freq_ = inv_freq;
+      rope_mscale_ = mscale;
+      rope_half_ = half;
+    }
     const size_t bytes = sizeof(float) * static_cast<size_t>(n_tokens * n_heads * head_dim);
     Buffer& xb = stage(0, bytes);
     Buffer& cb = stage(1, sizeof(float) * cos_sin_.size());
@@ -434,7 +442,12 @@ class VulkanBackend final : public Backend {
   size_t uploaded_bytes_ = 0;
   static constexpr size_t kStages = 6;
   std::array<Buffer, kStages> stages_;  // fixed, so that references to them stay valid
+  // The last rotation table and what it was computed for.
   std::vector<float> cos_sin_;
+  std::vector<int32_t> rope_positions_;
+  const double* rope_inv_freq_ = nullptr;
+  double rope_mscale_ = 0;
+  int64_t rope_half_ = 0;
   Status error_;
 };
 
