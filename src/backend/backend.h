@@ -9,7 +9,9 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "backend/backend_buffer.h"
 #include "base/status.h"
 #include "gguf/ggml_type.h"
 #include "kernels/paged_kv_view.h"
@@ -33,6 +35,41 @@ struct AttentionShape {
   int64_t n_head_kv = 0;
   int64_t head_dim = 0;
   float scale = 1.0f;  // applied to q·k before the softmax
+};
+
+// One layer of a paged KV cache, its K and V blocks in buffers of the backend that
+// computes with it (kv/kv_storage.h allocates them and says how blocks are laid out:
+// head-major, PagedKvView::head_major).
+struct KvLayer {
+  BackendBuffer* k = nullptr;
+  BackendBuffer* v = nullptr;
+  GgmlType dtype = GgmlType::F16;
+  int64_t block_size = 16;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;
+  // The layer through `block_table`, for host memory (k and v have host()).
+  PagedKvView view(const int32_t* block_table) const {
+    return PagedKvView::head_major(k->host(), v->host(), dtype, block_size, n_head_kv, head_dim,
+                                   block_table);
+  }
+};
+
+// One sequence's tokens in a step: tokens [first, first + n_tokens) of the batch, whose
+// block table is tables[table_start, table_start + table_len) of the StepLayout.
+struct StepChunk {
+  int64_t first = 0;
+  int64_t n_tokens = 0;
+  int64_t table_start = 0;
+  int64_t table_len = 0;
+};
+
+// Where a step's tokens sit, computed by the model once per step and handed to the
+// operations that touch the KV cache.
+struct StepLayout {
+  std::span<const int32_t> positions;  // per token: its position in its sequence
+  std::span<const int32_t> slots;      // per token: block * block_size + offset, its KV row
+  std::span<const int32_t> tables;     // every chunk's block table, one after the other
+  std::span<const StepChunk> chunks;
 };
 
 // One row of a step's KV cache writes: n floats at x, stored at out.
@@ -74,12 +111,22 @@ class Backend {
     (void)table;
     return false;
   }
+  // The largest buffer allocate() can give (a GPU binds at most so many bytes at once:
+  // 128 MiB on lavapipe, a few GiB on desktop GPUs).
+  virtual size_t max_buffer_bytes() const { return SIZE_MAX; }
+  // Memory for a step's activations or a KV cache layer: host memory by default, device
+  // memory on a GPU. Every Floats / ConstFloats an operation takes is either one of these
+  // (whole) or host memory at a pointer.
+  virtual Result<std::unique_ptr<BackendBuffer>> allocate(size_t bytes) {
+    return allocate_host_buffer(bytes);
+  }
+
   // y: [n_tokens × w.rows] = x: [n_tokens × w.cols] · wᵀ
-  virtual void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) = 0;
+  virtual void matmul(const WeightMatrix& w, ConstFloats x, int64_t n_tokens, Floats y) = 0;
   // ys[i] = x · ws[i]ᵀ for matrices that read the same input (Q, K and V; gate and up), as
   // separate matmul calls would give; a backend may convert x once and run them together.
-  virtual void matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x,
-                                 int64_t n_tokens, std::span<float* const> ys);
+  virtual void matmul_same_input(std::span<const WeightMatrix* const> ws, ConstFloats x,
+                                 int64_t n_tokens, std::span<const Floats> ys);
   // The feed-forward's products: out = (silu(x · gateᵀ) ⊙ (x · upᵀ)) · downᵀ, [n_tokens ×
   // down.rows], for up shaped like gate and down.cols == gate.rows. out may be x but neither
   // scratch buffer. The default is matmul_same_input of gate and up into gate_scratch and
@@ -88,36 +135,55 @@ class Backend {
   // that a backend may apply SwiGLU to each piece of the products where it computed them
   // and hand the result on in the same split.
   virtual void feed_forward(const WeightMatrix& gate, const WeightMatrix& up,
-                            const WeightMatrix& down, const float* x, int64_t n_tokens, float* out,
-                            float* gate_scratch, float* up_scratch);
+                            const WeightMatrix& down, ConstFloats x, int64_t n_tokens, Floats out,
+                            Floats gate_scratch, Floats up_scratch);
   // out: [n × table.cols], row t = decoded table row ids[t] (ids checked by the caller)
-  virtual void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) = 0;
-  // y = rmsnorm(x) * w over rows of `dim`; y may alias x
-  virtual void rmsnorm(const float* x, const float* w, int64_t rows, int64_t dim, float eps,
-                       float* y) = 0;
+  virtual void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, Floats out) = 0;
+  // dst row i = src row rows[i], rows of `width` floats (the rows whose logits are wanted).
+  virtual void gather_rows(ConstFloats src, std::span<const int64_t> rows, int64_t width,
+                           Floats dst);
+  // y = rmsnorm(x) * w over rows of `dim`; y may alias x. w is a model's norm weights, on
+  // the host.
+  virtual void rmsnorm(ConstFloats x, const float* w, int64_t rows, int64_t dim, float eps,
+                       Floats y) = 0;
   // NEOX RoPE in place over [n_tokens × n_heads × head_dim]
-  virtual void rope_neox(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
+  virtual void rope_neox(Floats x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
                          const int32_t* positions, const double* inv_freq, double mscale) = 0;
   // Qwen3's query/key preparation: each head's vector of q [n_tokens × n_head × head_dim]
   // and k [n_tokens × n_head_kv × head_dim] RMS-normed (q_norm, k_norm over head_dim), then
   // NEOX-rotated at its token's position, in place. The same values as rmsnorm, then
   // rope_neox, on each; one call so that a backend may do it in one pass. That is the
   // default.
-  virtual void qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm,
+  virtual void qk_norm_rope(Floats q, Floats k, const float* q_norm, const float* k_norm,
                             int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
                             float eps, const int32_t* positions, const double* inv_freq,
                             double mscale);
-  // Causal attention of a step's sequences, each over its own paged KV cache, in one call
-  // so that a backend spreads all of them over its threads at once. The default is the
-  // reference kernel; backends override it with faster ones.
+  // A step's keys and values (k, v: [n_tokens × n_head_kv × head_dim]) into layer `kv` of
+  // the cache, token t at row step.slots[t]. The default encodes them on the host
+  // (encode_rows); a device backend writes its own buffers.
+  virtual void store_kv(const KvLayer& kv, const StepLayout& step, ConstFloats k, ConstFloats v);
+  // Causal attention of a step's sequences over layer `kv` of the cache: chunk c's queries
+  // (rows of q: [n_tokens × n_head × head_dim]) see its positions 0..positions[t] through
+  // its block table; out has q's shape. The default runs attention_paged on the host.
+  virtual void attention(const KvLayer& kv, const StepLayout& step, ConstFloats q, Floats out,
+                         const AttentionShape& shape);
+
+  // Causal attention of a step's sequences, each over its own paged KV cache in host
+  // memory, in one call so that a backend spreads all of them over its threads at once.
+  // The default is the reference kernel; backends override it with faster ones.
   virtual void attention_paged(std::span<const PagedAttentionCall> calls,
                                const AttentionShape& shape);
   // Stores each row's n floats as `dtype` (a KV cache type: F32, F16, BF16 or Q8_0) at its
   // out, the bytes ref::quantize_row gives: a step's KV cache writes, in one call so that a
   // backend may spread them over its threads. The default is that reference, row by row.
   virtual void encode_rows(GgmlType dtype, std::span<const KvRowWrite> rows, int64_t n);
-  virtual void swiglu(const float* gate, const float* up, int64_t n, float* out) = 0;
-  virtual void add_inplace(float* x, const float* y, int64_t n) = 0;
+  virtual void swiglu(ConstFloats gate, ConstFloats up, int64_t n, Floats out) = 0;
+  virtual void add_inplace(Floats x, ConstFloats y, int64_t n) = 0;
+
+ private:
+  // The default store_kv's and attention's lists, kept between steps.
+  std::vector<KvRowWrite> kv_writes_;
+  std::vector<PagedAttentionCall> attention_calls_;
 };
 
 }  // namespace duet

@@ -43,16 +43,17 @@ class CpuBackend final : public Backend {
     return true;
   }
 
-  void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) override {
+  // Every buffer is host memory (the default allocate), so each view has host().
+  void matmul(const WeightMatrix& w, ConstFloats x, int64_t n_tokens, Floats y) override {
     if (!cpu::matmul_supports(w.type)) {  // no fast kernel: stay correct
-      ref::matmul(w.type, w.data, w.rows, w.cols, w.row_bytes, x, n_tokens, y);
+      ref::matmul(w.type, w.data, w.rows, w.cols, w.row_bytes, x.host(), n_tokens, y.host());
       return;
     }
-    cpu::matmul(k_, pool_, scratch_, args_for(w, x, n_tokens, y));
+    cpu::matmul(k_, pool_, scratch_, args_for(w, x.host(), n_tokens, y.host()));
   }
 
-  void matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n_tokens,
-                         std::span<float* const> ys) override {
+  void matmul_same_input(std::span<const WeightMatrix* const> ws, ConstFloats x, int64_t n_tokens,
+                         std::span<const Floats> ys) override {
     std::vector<cpu::MatmulArgs>& args = same_input_args_;
     args.clear();
     for (size_t i = 0; i < ws.size(); ++i) {
@@ -60,7 +61,7 @@ class CpuBackend final : public Backend {
         Backend::matmul_same_input(ws, x, n_tokens, ys);
         return;
       }
-      args.push_back(args_for(*ws[i], x, n_tokens, ys[i]));
+      args.push_back(args_for(*ws[i], x.host(), n_tokens, ys[i].host()));
     }
     cpu::matmul_same_input(k_, pool_, scratch_, args);
   }
@@ -71,12 +72,12 @@ class CpuBackend final : public Backend {
   // (matmul_swiglu itself declines gate and up matrices that were not packed, which covers
   // types without fast kernels.)
   void feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
-                    const float* x, int64_t n_tokens, float* out, float* gate_scratch,
-                    float* up_scratch) override {
+                    ConstFloats x, int64_t n_tokens, Floats out, Floats gate_scratch,
+                    Floats up_scratch) override {
     if (cpu::matmul_supports(down.type) &&
-        cpu::matmul_swiglu(k_, pool_, scratch_, args_for(gate, x, n_tokens, nullptr),
-                           args_for(up, x, n_tokens, nullptr), gate_scratch)) {
-      cpu::MatmulArgs down_args = args_for(down, gate_scratch, n_tokens, out);
+        cpu::matmul_swiglu(k_, pool_, scratch_, args_for(gate, x.host(), n_tokens, nullptr),
+                           args_for(up, x.host(), n_tokens, nullptr), gate_scratch.host())) {
+      cpu::MatmulArgs down_args = args_for(down, gate_scratch.host(), n_tokens, out.host());
       down_args.x_in_column_ranges = true;
       cpu::matmul(k_, pool_, scratch_, down_args);
       return;
@@ -85,12 +86,14 @@ class CpuBackend final : public Backend {
   }
 
   // A few rows per forward pass: decoding them is noise next to the matmuls.
-  void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) override {
-    ref::get_rows(table.type, table.data, table.cols, table.row_bytes, ids, n, out);
+  void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, Floats out) override {
+    ref::get_rows(table.type, table.data, table.cols, table.row_bytes, ids, n, out.host());
   }
 
-  void rmsnorm(const float* x, const float* w, int64_t rows, int64_t dim, float eps,
-               float* y) override {
+  void rmsnorm(ConstFloats xv, const float* w, int64_t rows, int64_t dim, float eps,
+               Floats yv) override {
+    const float* x = xv.host();
+    float* y = yv.host();
     const int64_t per_task = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(dim, 1));
     pool_.parallel_for(ceil_div(rows, per_task), [&](int64_t task, int) {
       const int64_t r0 = task * per_task, n = std::min(per_task, rows - r0);
@@ -98,10 +101,11 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void rope_neox(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
+  void rope_neox(Floats xv, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
                  const int32_t* positions, const double* inv_freq, double mscale) override {
     const int64_t half = head_dim / 2;
     update_rope_table(n_tokens, half, positions, inv_freq, mscale);
+    float* x = xv.host();
     const int64_t per_task =
         std::max<int64_t>(1, kParallelElems / std::max<int64_t>(n_heads * head_dim, 1));
     pool_.parallel_for(ceil_div(n_tokens, per_task), [&](int64_t task, int) {
@@ -114,11 +118,14 @@ class CpuBackend final : public Backend {
 
   // One job instead of four: each task norms and rotates whole heads, a token's query heads
   // and then its key heads, so a head is read and written once.
-  void qk_norm_rope(float* q, float* k, const float* q_norm, const float* k_norm, int64_t n_tokens,
-                    int64_t n_head, int64_t n_head_kv, int64_t head_dim, float eps,
-                    const int32_t* positions, const double* inv_freq, double mscale) override {
+  void qk_norm_rope(Floats q_view, Floats k_view, const float* q_norm, const float* k_norm,
+                    int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
+                    float eps, const int32_t* positions, const double* inv_freq,
+                    double mscale) override {
     const int64_t half = head_dim / 2;
     update_rope_table(n_tokens, half, positions, inv_freq, mscale);
+    float* q = q_view.host();
+    float* k = k_view.host();
     const int64_t heads =
         n_head + n_head_kv;  // a token's rows: its query heads, then its key heads
     const int64_t per_task = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(head_dim, 1));
@@ -206,17 +213,18 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
+  void swiglu(ConstFloats gate, ConstFloats up, int64_t n, Floats out) override {
     pool_.parallel_for(ceil_div(n, kParallelElems), [&](int64_t task, int) {
       const int64_t i0 = task * kParallelElems;
-      k_.swiglu(gate + i0, up + i0, std::min(kParallelElems, n - i0), out + i0);
+      k_.swiglu(gate.host() + i0, up.host() + i0, std::min(kParallelElems, n - i0),
+                out.host() + i0);
     });
   }
 
-  void add_inplace(float* x, const float* y, int64_t n) override {
+  void add_inplace(Floats x, ConstFloats y, int64_t n) override {
     pool_.parallel_for(ceil_div(n, kParallelElems), [&](int64_t task, int) {
       const int64_t i0 = task * kParallelElems;
-      k_.add_inplace(x + i0, y + i0, std::min(kParallelElems, n - i0));
+      k_.add_inplace(x.host() + i0, y.host() + i0, std::min(kParallelElems, n - i0));
     });
   }
 

@@ -87,10 +87,10 @@ struct Caches {
   std::unique_ptr<KvStorage> kv;
   std::vector<std::vector<int32_t>> tables;
 };
-Result<Caches> make_caches(const Qwen3Config& cfg, int n_seqs, int64_t len) {
+Result<Caches> make_caches(Qwen3Model& model, int n_seqs, int64_t len) {
   constexpr int64_t kBlock = 16;
   const int64_t per_seq = (len + kBlock - 1) / kBlock;
-  auto kv = KvStorage::create(cfg.kv_shape(), per_seq * n_seqs, kBlock, GgmlType::F16);
+  auto kv = model.new_kv_storage(per_seq * n_seqs, kBlock, GgmlType::F16);
   if (!kv) return kv.status();
   Caches c;
   c.kv = std::move(kv.value());
@@ -121,9 +121,9 @@ int run_bench(const BenchArgs& a) {
   uint64_t hash = 0;
   // Caches are made once and overwritten by every repetition (as llama-bench reuses its
   // context), so first-touch page faults of a fresh cache stay out of the timings.
-  auto caches = make_caches(cfg, 1, a.prompt + a.gen);
+  auto caches = make_caches(m, 1, a.prompt + a.gen);
   if (!caches) return fail(caches.message());
-  auto fresh = make_caches(cfg, 1, a.gen);
+  auto fresh = make_caches(m, 1, a.gen);
   if (!fresh) return fail(fresh.message());
   for (int rep = -1; rep < a.reps; ++rep) {  // rep -1 is the warm-up
     std::vector<float> logits;
@@ -152,7 +152,7 @@ int run_bench(const BenchArgs& a) {
   std::vector<double> agg;
   if (a.concurrency > 0) {
     const int C = a.concurrency;
-    auto shared = make_caches(cfg, C, 16 + a.gen);
+    auto shared = make_caches(m, C, 16 + a.gen);
     if (!shared) return fail(shared.message());
     for (int rep = -1; rep < a.reps; ++rep) {
       Caches* caches = &shared.value();

@@ -23,12 +23,14 @@ Engine::Engine(Qwen3Model& model, const EngineConfig& config) : model_(model), c
 Result<std::unique_ptr<Engine>> Engine::create(Qwen3Model& model, const EngineConfig& config) {
   std::unique_ptr<Engine> e(new Engine(model, config));
   int64_t n_blocks = config.kv_blocks;
-  if (n_blocks <= 0)
-    n_blocks = KvStorage::blocks_for_budget(model.config().kv_shape(), config.kv_budget_bytes,
-                                            config.block_size, config.kv_type);
+  if (n_blocks <= 0)  // the budget, as far as the backend's buffers go
+    n_blocks =
+        std::min(KvStorage::blocks_for_budget(model.config().kv_shape(), config.kv_budget_bytes,
+                                              config.block_size, config.kv_type),
+                 KvStorage::max_blocks(model.backend(), model.config().kv_shape(),
+                                       config.block_size, config.kv_type));
   if (n_blocks < 1) return Status::error("the KV cache budget holds no block; raise it");
-  auto kv =
-      KvStorage::create(model.config().kv_shape(), n_blocks, config.block_size, config.kv_type);
+  auto kv = model.new_kv_storage(n_blocks, config.block_size, config.kv_type);
   if (!kv) return kv.status();
   e->kv_ = std::move(kv.value());
   e->blocks_ = std::make_unique<BlockManager>(n_blocks, config.block_size);
@@ -42,6 +44,7 @@ Engine::~Engine() { shutdown(); }
 
 void Engine::shutdown() {
   stop();
+  if (!scheduler_) return;  // create() failed before the engine was whole: nothing ran
   // Requests still in the inbox were never seen by the scheduler; they get a final event
   // too, or their consumers would wait for one forever (and keep their state alive).
   std::vector<std::unique_ptr<Live>> fresh;

@@ -1,11 +1,15 @@
 #include "kv/kv_storage.h"
 
-#include <sys/mman.h>
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
 
 namespace duet {
 
-Result<std::unique_ptr<KvStorage>> KvStorage::create(const KvShape& cfg, int64_t n_blocks,
-                                                     int64_t block_size, GgmlType dtype) {
+Result<std::unique_ptr<KvStorage>> KvStorage::create(Backend& backend, const KvShape& cfg,
+                                                     int64_t n_blocks, int64_t block_size,
+                                                     GgmlType dtype) {
   if (dtype != GgmlType::F32 && dtype != GgmlType::F16 && dtype != GgmlType::BF16 &&
       dtype != GgmlType::Q8_0)
     return Status::error(std::string("KV cache type must be f32, f16, bf16 or q8_0, not ") +
@@ -16,7 +20,12 @@ Result<std::unique_ptr<KvStorage>> KvStorage::create(const KvShape& cfg, int64_t
                          std::to_string(ggml_traits(dtype).block_elems) + "; this cache's is " +
                          std::to_string(cfg.head_dim));
   if (n_blocks < 1 || block_size < 1) return Status::error("KV cache needs at least one block");
+  if (n_blocks > max_blocks(backend, cfg, block_size, dtype))
+    return Status::error(std::to_string(n_blocks) + " KV blocks exceed what " + backend.name() +
+                         " holds in one buffer per layer: at most " +
+                         std::to_string(max_blocks(backend, cfg, block_size, dtype)));
   std::unique_ptr<KvStorage> s(new KvStorage());
+  s->backend_ = &backend;
   s->n_layer_ = cfg.n_layer;
   s->n_blocks_ = n_blocks;
   s->block_size_ = block_size;
@@ -27,13 +36,22 @@ Result<std::unique_ptr<KvStorage>> KvStorage::create(const KvShape& cfg, int64_t
   s->block_bytes_ = s->head_bytes_ * static_cast<size_t>(block_size * cfg.n_head_kv);
   s->layer_bytes_ = s->block_bytes_ * static_cast<size_t>(n_blocks);
   s->bytes_ = s->layer_bytes_ * 2 * static_cast<size_t>(cfg.n_layer);
-  void* p = mmap(nullptr, s->bytes_, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED)
-    return Status::error("cannot reserve " + std::to_string(s->bytes_ >> 20) +
-                         " MiB for the KV cache");
-  s->base_ = static_cast<uint8_t*>(p);
+  for (int64_t l = 0; l < cfg.n_layer; ++l)
+    for (auto* side : {&s->k_, &s->v_}) {
+      auto b = backend.allocate(s->layer_bytes_);
+      if (!b)
+        return Status::error("the KV cache (" + std::to_string(s->bytes_ >> 20) +
+                             " MiB): " + b.message());
+      side->push_back(std::move(b.value()));
+    }
   return s;
+}
+
+int64_t KvStorage::max_blocks(const Backend& backend, const KvShape& cfg, int64_t block_size,
+                              GgmlType dtype) {
+  const size_t per_block = ggml_row_bytes(dtype, cfg.width()) * static_cast<size_t>(block_size);
+  return static_cast<int64_t>(
+      std::min<size_t>(backend.max_buffer_bytes() / per_block, size_t{INT32_MAX} / block_size));
 }
 
 int64_t KvStorage::blocks_for_budget(const KvShape& cfg, size_t bytes, int64_t block_size,
@@ -43,28 +61,17 @@ int64_t KvStorage::blocks_for_budget(const KvShape& cfg, size_t bytes, int64_t b
   return static_cast<int64_t>(bytes / per_block);
 }
 
-KvStorage::~KvStorage() {
-  if (base_ != nullptr) munmap(base_, bytes_);
-}
-
 size_t KvStorage::bytes_per_block() const {
   return block_bytes_ * 2 * static_cast<size_t>(n_layer_);
 }
 
-uint8_t* KvStorage::layer_base(int64_t layer, int kv) const {
-  return base_ + (static_cast<size_t>(layer) * 2 + static_cast<size_t>(kv)) * layer_bytes_;
-}
-
-uint8_t* KvStorage::head(int64_t layer, int kv, int64_t slot, int64_t head) const {
-  const size_t block = static_cast<size_t>(slot / block_size_),
-               offset = static_cast<size_t>(slot % block_size_);
-  return layer_base(layer, kv) + block * block_bytes_ +
-         (static_cast<size_t>(head) * static_cast<size_t>(block_size_) + offset) * head_bytes_;
-}
-
-PagedKvView KvStorage::view(int64_t layer, const int32_t* block_table) const {
-  return PagedKvView::head_major(layer_base(layer, 0), layer_base(layer, 1), dtype_, block_size_,
-                                 n_head_kv_, head_dim_, block_table);
+KvLayer KvStorage::layer(int64_t layer) const {
+  return {k_[static_cast<size_t>(layer)].get(),
+          v_[static_cast<size_t>(layer)].get(),
+          dtype_,
+          block_size_,
+          n_head_kv_,
+          head_dim_};
 }
 
 }  // namespace duet

@@ -5,14 +5,17 @@
 // Which block belongs to whom is the engine's business (kv/block_manager.h); this class
 // only says where values are.
 //
-// The buffer is reserved with mmap and faulted in on first write, so resident memory
-// follows the blocks actually used, not the budget.
+// Each layer's K and V are a buffer of the backend that computes with them: device memory
+// on a GPU; on a CPU, memory reserved and faulted in on first write, so that resident
+// memory follows the blocks actually used, not the budget.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
+#include "backend/backend.h"
 #include "base/status.h"
 #include "gguf/ggml_type.h"
 #include "kernels/paged_kv_view.h"
@@ -22,12 +25,15 @@ namespace duet {
 
 class KvStorage {
  public:
-  static Result<std::unique_ptr<KvStorage>> create(const KvShape& shape, int64_t n_blocks,
-                                                   int64_t block_size, GgmlType dtype);
+  static Result<std::unique_ptr<KvStorage>> create(Backend& backend, const KvShape& shape,
+                                                   int64_t n_blocks, int64_t block_size,
+                                                   GgmlType dtype);
   // How many blocks of this shape fit in `bytes`.
   static int64_t blocks_for_budget(const KvShape& shape, size_t bytes, int64_t block_size,
                                    GgmlType dtype);
-  ~KvStorage();
+  // The most blocks `backend` can hold: each layer's K (and V) is one of its buffers.
+  static int64_t max_blocks(const Backend& backend, const KvShape& shape, int64_t block_size,
+                            GgmlType dtype);
   KvStorage(const KvStorage&) = delete;
   KvStorage& operator=(const KvStorage&) = delete;
 
@@ -37,23 +43,26 @@ class KvStorage {
   size_t bytes() const { return bytes_; }
   size_t bytes_per_block() const;
 
-  // Where KV head `head` of the K (kv = 0) or V (kv = 1) row of layer `layer` at `slot`
-  // (= block * block_size + offset) is stored: head_dim values of dtype(). The model writes
-  // them through Backend::encode_rows.
-  uint8_t* head(int64_t layer, int kv, int64_t slot, int64_t head) const;
-  PagedKvView view(int64_t layer, const int32_t* block_table) const;
+  // The backend whose buffers hold the cache: only its operations may read or write them.
+  const Backend& backend() const { return *backend_; }
+  // Layer `layer`, as the backend's store_kv and attention take it.
+  KvLayer layer(int64_t layer) const;
+  // Layer `layer` through `block_table`, where the cache is in host memory (a CPU backend's).
+  PagedKvView view(int64_t layer, const int32_t* block_table) const {
+    return this->layer(layer).view(block_table);
+  }
 
  private:
   KvStorage() = default;
-  uint8_t* layer_base(int64_t layer, int kv) const;  // kv: 0 = K, 1 = V
 
   int64_t n_layer_ = 0, n_blocks_ = 0, block_size_ = 0, n_head_kv_ = 0, head_dim_ = 0;
   GgmlType dtype_ = GgmlType::F16;
   size_t head_bytes_ = 0;   // one head of one position
   size_t block_bytes_ = 0;  // one block of one of K or V of one layer
   size_t layer_bytes_ = 0;  // one of K or V of one layer
-  uint8_t* base_ = nullptr;
   size_t bytes_ = 0;
+  const Backend* backend_ = nullptr;
+  std::vector<std::unique_ptr<BackendBuffer>> k_, v_;  // per layer
 };
 
 }  // namespace duet

@@ -5,12 +5,16 @@
 
 namespace duet {
 
-// Where each chunk's tokens sit in the flattened batch.
+// Where each chunk's tokens sit in the flattened batch, and in the KV cache.
 struct Qwen3Model::BatchLayout {
-  std::span<const ForwardChunk> chunks;
-  std::vector<int64_t> first;      // index of chunk c's first token in the batch
+  std::vector<int32_t> ids;        // per batch token
   std::vector<int32_t> positions;  // per batch token
+  std::vector<int32_t> slots;      // per batch token: its row of the KV cache
+  std::vector<int32_t> tables;     // the chunks' block tables, concatenated
+  std::vector<StepChunk> chunks;
+  std::vector<int64_t> logit_rows;  // batch tokens whose logits are wanted, in chunk order
   int64_t n_tokens = 0;
+  StepLayout step() const { return {positions, slots, tables, chunks}; }
 };
 
 Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
@@ -51,139 +55,137 @@ Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
   return m;
 }
 
+Status Qwen3Model::ActivationBuffer::reserve(Backend& backend, size_t bytes) {
+  if (buffer && buffer->bytes() >= bytes) return Status::ok();
+  buffer.reset();  // before the new one: a device's memory may not hold both
+  auto b = backend.allocate(bytes);
+  if (!b) return b.status().with_context("a step's activations");
+  buffer = std::move(b.value());
+  return Status::ok();
+}
+
+Result<std::unique_ptr<KvStorage>> Qwen3Model::new_kv_storage(int64_t n_blocks, int64_t block_size,
+                                                              GgmlType dtype) {
+  return KvStorage::create(*backend_, config_.kv_shape(), n_blocks, block_size, dtype);
+}
+
+Status Qwen3Model::size_workspace(int64_t n, int64_t n_rows) {
+  const Qwen3Config& c = config_;
+  const auto floats = [](int64_t count) { return sizeof(float) * static_cast<size_t>(count); };
+  Backend& be = *backend_;
+  Workspace& w = ws_;
+  DUET_TRY(w.x.reserve(be, floats(n * c.n_embd)));
+  DUET_TRY(w.h.reserve(be, floats(n * c.n_embd)));
+  DUET_TRY(w.q.reserve(be, floats(n * c.q_width())));
+  DUET_TRY(w.k.reserve(be, floats(n * c.kv_width())));
+  DUET_TRY(w.v.reserve(be, floats(n * c.kv_width())));
+  DUET_TRY(w.att.reserve(be, floats(n * c.q_width())));
+  DUET_TRY(w.gate.reserve(be, floats(n * c.n_ff)));
+  DUET_TRY(w.up.reserve(be, floats(n * c.n_ff)));
+  DUET_TRY(w.picked.reserve(be, floats(std::max<int64_t>(n_rows, 1) * c.n_embd)));
+  DUET_TRY(w.normed.reserve(be, floats(std::max<int64_t>(n_rows, 1) * c.n_embd)));
+  return Status::ok();
+}
+
 // x ← x + Wo · Attention(RoPE(QKNorm(Wq·h)), RoPE(QKNorm(Wk·h)), Wv·h),  h = RMSNorm(x)
-void Qwen3Model::attention_block(const Qwen3Layer& L, int64_t il, const BatchLayout& b,
-                                 KvStorage& kv, std::vector<float>& x) {
+void Qwen3Model::attention_block(const Qwen3Layer& L, const KvLayer& kv, const BatchLayout& b) {
   const Qwen3Config& c = config_;
   Backend& be = *backend_;
+  const Workspace& w = ws_;
   const int64_t n = b.n_tokens;
-  std::vector<float>& h = ws_.h;
-  h.resize(x.size());
-  be.rmsnorm(x.data(), L.attn_norm.data(), n, c.n_embd, c.rms_eps, h.data());
-
-  std::vector<float>& q = ws_.q;
-  std::vector<float>& k = ws_.k;
-  std::vector<float>& v = ws_.v;
-  q.resize(static_cast<size_t>(n * c.q_width()));
-  k.resize(static_cast<size_t>(n * c.kv_width()));
-  v.resize(static_cast<size_t>(n * c.kv_width()));
+  be.rmsnorm(*w.x, L.attn_norm.data(), n, c.n_embd, c.rms_eps, *w.h);
   const WeightMatrix* qkv_w[] = {&L.wq, &L.wk, &L.wv};
-  float* const qkv_y[] = {q.data(), k.data(), v.data()};
-  be.matmul_same_input(qkv_w, h.data(), n, qkv_y);
-
+  const Floats qkv_y[] = {*w.q, *w.k, *w.v};
+  be.matmul_same_input(qkv_w, *w.h, n, qkv_y);
   // Qwen3's QK-norm: RMSNorm over each head's vector before the rotation.
-  be.qk_norm_rope(q.data(), k.data(), L.q_norm.data(), L.k_norm.data(), n, c.n_head, c.n_head_kv,
+  be.qk_norm_rope(*w.q, *w.k, L.q_norm.data(), L.k_norm.data(), n, c.n_head, c.n_head_kv,
                   c.head_dim, c.rms_eps, b.positions.data(), rope_.inv_freq.data(), rope_.mscale);
-
-  const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim,
-                             static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};
-  const int64_t bs = kv.block_size();
   // Every chunk's keys/values go into the cache before any attention reads it: chunks of
   // different sequences never share blocks that are being written.
-  std::vector<KvRowWrite>& writes = ws_.kv_writes;
-  writes.clear();
-  for (size_t ci = 0; ci < b.chunks.size(); ++ci) {
-    const ForwardChunk& ch = b.chunks[ci];
-    for (size_t t = 0; t < ch.tokens.size(); ++t) {
-      const int64_t row = b.first[ci] + static_cast<int64_t>(t);
-      const int64_t pos = b.positions[row];
-      const int64_t slot = static_cast<int64_t>(ch.block_table[pos / bs]) * bs + pos % bs;
-      for (int64_t hd = 0; hd < c.n_head_kv; ++hd) {
-        const int64_t at = row * c.kv_width() + hd * c.head_dim;
-        writes.push_back({k.data() + at, kv.head(il, 0, slot, hd)});
-        writes.push_back({v.data() + at, kv.head(il, 1, slot, hd)});
-      }
-    }
-  }
-  be.encode_rows(kv.dtype(), writes, c.head_dim);
-  std::vector<float>& att = ws_.att;
-  att.resize(q.size());
-  std::vector<PagedAttentionCall>& calls = ws_.calls;
-  calls.clear();
-  for (size_t ci = 0; ci < b.chunks.size(); ++ci) {
-    const ForwardChunk& ch = b.chunks[ci];
-    const int64_t row = b.first[ci];
-    calls.push_back({q.data() + row * c.q_width(), kv.view(il, ch.block_table.data()),
-                     b.positions.data() + row, static_cast<int64_t>(ch.tokens.size()),
-                     att.data() + row * c.q_width()});
-  }
-  be.attention_paged(calls, shape);
-  be.matmul(L.wo, att.data(), n, h.data());
-  be.add_inplace(x.data(), h.data(), n * c.n_embd);
+  const StepLayout step = b.step();
+  be.store_kv(kv, step, *w.k, *w.v);
+  const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim,
+                             static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)))};
+  be.attention(kv, step, *w.q, *w.att, shape);
+  be.matmul(L.wo, *w.att, n, *w.h);
+  be.add_inplace(*w.x, *w.h, n * c.n_embd);
 }
 
 // x ← x + Wdown · (silu(Wgate·h) ⊙ Wup·h),  h = RMSNorm(x)
-void Qwen3Model::ffn_block(const Qwen3Layer& L, int64_t n, std::vector<float>& x) {
+void Qwen3Model::ffn_block(const Qwen3Layer& L, int64_t n) {
   const Qwen3Config& c = config_;
   Backend& be = *backend_;
-  std::vector<float>& h = ws_.h;
-  h.resize(x.size());
-  be.rmsnorm(x.data(), L.ffn_norm.data(), n, c.n_embd, c.rms_eps, h.data());
-  std::vector<float>& gate = ws_.gate;
-  std::vector<float>& up = ws_.up;
-  gate.resize(static_cast<size_t>(n * c.n_ff));
-  up.resize(gate.size());
-  be.feed_forward(L.w_gate, L.w_up, L.w_down, h.data(), n, h.data(), gate.data(), up.data());
-  be.add_inplace(x.data(), h.data(), n * c.n_embd);
+  const Workspace& w = ws_;
+  be.rmsnorm(*w.x, L.ffn_norm.data(), n, c.n_embd, c.rms_eps, *w.h);
+  be.feed_forward(L.w_gate, L.w_up, L.w_down, *w.h, n, *w.h, *w.gate, *w.up);
+  be.add_inplace(*w.x, *w.h, n * c.n_embd);
 }
 
-Status Qwen3Model::forward_batch(std::span<const ForwardChunk> chunks, KvStorage& kv,
-                                 std::vector<float>& logits) {
+Status Qwen3Model::lay_out(std::span<const ForwardChunk> chunks, const KvStorage& kv,
+                           BatchLayout& b) {
   const Qwen3Config& c = config_;
-  BatchLayout b;
-  b.chunks = chunks;
-  std::vector<int32_t> ids;
+  const int64_t bs = kv.block_size();
   for (const ForwardChunk& ch : chunks) {
     const int64_t n = static_cast<int64_t>(ch.tokens.size());
     if (n == 0) return Status::error("a chunk has no tokens");
     if (ch.start_pos < 0 || ch.start_pos + n > c.max_context())
       return Status::error(std::to_string(ch.start_pos + n) + " positions exceed the context of " +
                            std::to_string(c.max_context()) + " tokens");
-    const int64_t last_block = (ch.start_pos + n - 1) / kv.block_size();
-    if (last_block >= static_cast<int64_t>(ch.block_table.size()))
+    const int64_t n_table = (ch.start_pos + n - 1) / bs + 1;
+    if (n_table > static_cast<int64_t>(ch.block_table.size()))
       return Status::error("block table does not cover the chunk's positions");
-    for (int64_t i = 0; i <= last_block; ++i)
+    for (int64_t i = 0; i < n_table; ++i)
       if (ch.block_table[i] < 0 || ch.block_table[i] >= kv.n_blocks())
         return Status::error("block table names a block outside the KV cache");
     for (int32_t t : ch.tokens)
       if (t < 0 || t >= c.n_vocab)
         return Status::error("token id " + std::to_string(t) + " is outside the vocabulary [0, " +
                              std::to_string(c.n_vocab) + ")");
-    b.first.push_back(b.n_tokens);
-    for (int64_t t = 0; t < n; ++t) b.positions.push_back(static_cast<int32_t>(ch.start_pos + t));
-    ids.insert(ids.end(), ch.tokens.begin(), ch.tokens.end());
+    b.chunks.push_back({b.n_tokens, n, static_cast<int64_t>(b.tables.size()), n_table});
+    b.tables.insert(b.tables.end(), ch.block_table.begin(), ch.block_table.begin() + n_table);
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t pos = ch.start_pos + t;
+      b.positions.push_back(static_cast<int32_t>(pos));
+      b.slots.push_back(static_cast<int32_t>(ch.block_table[pos / bs] * bs + pos % bs));
+    }
+    if (ch.logits == LogitsFor::kAll)
+      for (int64_t t = 0; t < n; ++t) b.logit_rows.push_back(b.n_tokens + t);
+    else if (ch.logits == LogitsFor::kLast)
+      b.logit_rows.push_back(b.n_tokens + n - 1);
+    b.ids.insert(b.ids.end(), ch.tokens.begin(), ch.tokens.end());
     b.n_tokens += n;
   }
   if (b.n_tokens == 0) return Status::error("no tokens to evaluate");
-
-  std::vector<float> x(static_cast<size_t>(b.n_tokens * c.n_embd));
-  backend_->get_rows(weights_.token_embd, ids.data(), b.n_tokens, x.data());
-  for (int64_t il = 0; il < c.n_layer; ++il) {
-    attention_block(weights_.layers[il], il, b, kv, x);
-    ffn_block(weights_.layers[il], b.n_tokens, x);
-  }
-
-  // Only the rows whose logits are wanted go through the final norm and the vocabulary.
-  std::vector<int64_t> rows;
-  for (size_t ci = 0; ci < chunks.size(); ++ci) {
-    const int64_t n = static_cast<int64_t>(chunks[ci].tokens.size());
-    if (chunks[ci].logits == LogitsFor::kAll)
-      for (int64_t t = 0; t < n; ++t) rows.push_back(b.first[ci] + t);
-    else if (chunks[ci].logits == LogitsFor::kLast)
-      rows.push_back(b.first[ci] + n - 1);
-  }
-  const int64_t n_rows = static_cast<int64_t>(rows.size());
-  logits.resize(static_cast<size_t>(n_rows * c.n_vocab));
-  if (n_rows == 0) return Status::ok();
-  std::vector<float> picked(static_cast<size_t>(n_rows * c.n_embd)), h(picked.size());
-  for (int64_t r = 0; r < n_rows; ++r)
-    std::copy_n(x.data() + rows[r] * c.n_embd, c.n_embd, picked.data() + r * c.n_embd);
-  backend_->rmsnorm(picked.data(), weights_.output_norm.data(), n_rows, c.n_embd, c.rms_eps,
-                    h.data());
-  backend_->matmul(weights_.output, h.data(), n_rows, logits.data());
   return Status::ok();
 }
 
+Status Qwen3Model::forward_batch(std::span<const ForwardChunk> chunks, KvStorage& kv,
+                                 std::vector<float>& logits) {
+  const Qwen3Config& c = config_;
+  if (&kv.backend() != backend_.get())
+    return Status::error("the KV cache was allocated by another backend than the model's");
+  BatchLayout b;
+  DUET_TRY(lay_out(chunks, kv, b));
+  const int64_t n_rows = static_cast<int64_t>(b.logit_rows.size());
+  DUET_TRY(size_workspace(b.n_tokens, n_rows));
+
+  Backend& be = *backend_;
+  const Workspace& w = ws_;
+  be.get_rows(weights_.token_embd, b.ids.data(), b.n_tokens, *w.x);
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    attention_block(weights_.layers[il], kv.layer(il), b);
+    ffn_block(weights_.layers[il], b.n_tokens);
+  }
+
+  // Only the rows whose logits are wanted go through the final norm and the vocabulary;
+  // the logits are the one thing that comes back to the host.
+  logits.resize(static_cast<size_t>(n_rows * c.n_vocab));
+  if (n_rows == 0) return Status::ok();
+  be.gather_rows(*w.x, b.logit_rows, c.n_embd, *w.picked);
+  be.rmsnorm(*w.picked, weights_.output_norm.data(), n_rows, c.n_embd, c.rms_eps, *w.normed);
+  be.matmul(weights_.output, *w.normed, n_rows, logits.data());
+  return Status::ok();
+}
 size_t Qwen3Model::weight_bytes_read_per_token() const {
   auto bytes = [](const WeightMatrix& w) { return w.row_bytes * static_cast<size_t>(w.rows); };
   size_t total = bytes(weights_.output) + weights_.token_embd.row_bytes;
@@ -198,7 +200,7 @@ Status Qwen3Model::forward(std::span<const int32_t> tokens, SequenceKv& seq, boo
   constexpr int64_t kBlock = 256;
   if (!seq.storage_) {
     const int64_t n_blocks = (config_.max_context() + kBlock - 1) / kBlock;
-    auto storage = KvStorage::create(config_.kv_shape(), n_blocks, kBlock, GgmlType::F32);
+    auto storage = new_kv_storage(n_blocks, kBlock, GgmlType::F32);
     if (!storage) return storage.status();
     seq.storage_ = std::move(storage.value());
     seq.block_table_.resize(static_cast<size_t>(n_blocks));

@@ -72,6 +72,10 @@ class Qwen3Model {
   Status forward_batch(std::span<const ForwardChunk> chunks, KvStorage& kv,
                        std::vector<float>& logits);
 
+  // A KV cache in this model's backend's memory, for n_blocks blocks of block_size positions.
+  Result<std::unique_ptr<KvStorage>> new_kv_storage(int64_t n_blocks, int64_t block_size,
+                                                    GgmlType dtype);
+
   // Bytes of weights one decode step reads: every matrix once, one embedding row.
   size_t weight_bytes_read_per_token() const;
 
@@ -83,21 +87,27 @@ class Qwen3Model {
  private:
   Qwen3Model() = default;
   struct BatchLayout;
-  void attention_block(const Qwen3Layer& layer, int64_t il, const BatchLayout& b, KvStorage& kv,
-                       std::vector<float>& x);
-  void ffn_block(const Qwen3Layer& layer, int64_t n, std::vector<float>& x);
+  Status lay_out(std::span<const ForwardChunk> chunks, const KvStorage& kv, BatchLayout& b);
+  Status size_workspace(int64_t n_tokens, int64_t n_rows);
+  void attention_block(const Qwen3Layer& layer, const KvLayer& kv, const BatchLayout& b);
+  void ffn_block(const Qwen3Layer& layer, int64_t n);
 
   std::shared_ptr<GgufModelFile> file_;
   std::unique_ptr<Backend> backend_;
   Qwen3Config config_;
   Qwen3Weights weights_;
   RopeTables rope_;
-  // One pass's activations, kept between passes so that a decode step neither allocates
-  // nor zero-fills them (a few MB a step at eight sequences; a model runs one pass at a time).
+  // One pass's activations, in buffers of the backend (device memory on a GPU, where a
+  // step's values stay between operations), kept between passes so that a decode step
+  // allocates nothing; a buffer grows to the largest pass seen.
+  struct ActivationBuffer {
+    std::unique_ptr<BackendBuffer> buffer;
+    Status reserve(Backend& backend, size_t bytes);
+    BackendBuffer& operator*() const { return *buffer; }
+  };
   struct Workspace {
-    std::vector<float> h, q, k, v, att, gate, up;
-    std::vector<PagedAttentionCall> calls;  // one layer's attention, a call per chunk
-    std::vector<KvRowWrite> kv_writes;      // one layer's KV cache rows
+    ActivationBuffer x, h, q, k, v, att, gate, up;  // [n_tokens × width]
+    ActivationBuffer picked, normed;                // the rows whose logits are wanted
   };
   Workspace ws_;
 };

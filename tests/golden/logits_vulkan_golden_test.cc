@@ -61,7 +61,7 @@ TEST(LogitsVulkan, BatchOfSequencesOverPagedF16CacheMatchesReference) {
   std::vector<int32_t> prompt;
   for (int i = 0; i < 40; ++i) prompt.push_back((i * 53 + 7) % 300);
   auto run = [&](Qwen3Model& m) {
-    auto kv = KvStorage::create(m.config().kv_shape(), 16, 16, GgmlType::F16);
+    auto kv = m.new_kv_storage(16, 16, GgmlType::F16);
     EXPECT_TRUE(kv.is_ok());
     const std::vector<int32_t> t0 = {3, 9, 12, 0}, t1 = {6, 1, 14}, t2 = {11};
     std::vector<float> out, all;

@@ -227,7 +227,7 @@ TEST(CpuFeedForward, EqualsItsSteps) {
           random_activations(static_cast<size_t>(T * d_model), 50 + static_cast<uint32_t>(T));
       std::vector<float> g(static_cast<size_t>(T * d_ff)), u(g.size()), want(x.size()), got(x);
       const WeightMatrix* ws[] = {&gate, &up};
-      float* const ys[] = {g.data(), u.data()};
+      const Floats ys[] = {g.data(), u.data()};
       be->matmul_same_input(ws, x.data(), T, ys);
       be->swiglu(g.data(), u.data(), T * d_ff, g.data());
       be->matmul(down, g.data(), T, want.data());

@@ -277,6 +277,17 @@ TEST(EngineShutdown, EndsRunningAndQueuedRequests) {
   (*e)->shutdown();  // twice is fine (the destructor calls it again)
 }
 
+// A cache the backend cannot hold is an error from create, not a crash while the half-made
+// engine is torn down.
+TEST(EngineShutdown, ACacheThatCannotBeMadeIsAnError) {
+  auto model = load(forged_model_path());
+  EngineConfig c = small_config(64, 32);
+  c.kv_type = GgmlType::Q4_K;  // not a KV cache type
+  auto e = Engine::create(*model, c);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_NE(e.message().find("KV cache type"), std::string::npos) << e.message();
+}
+
 TEST(EngineThinkingBudget, InjectsClosingTokensAtTheCap) {
   auto model = load(forged_model_path());
   EngineConfig c = small_config();

@@ -12,7 +12,7 @@ namespace duet {
 namespace {
 
 std::vector<float> logits_with(Qwen3Model& m, GgmlType kv_type, const std::vector<int32_t>& toks) {
-  auto kv = KvStorage::create(m.config().kv_shape(), 8, 16, kv_type);
+  auto kv = m.new_kv_storage(8, 16, kv_type);
   EXPECT_TRUE(kv.is_ok()) << kv.message();
   std::vector<int32_t> table = {3, 0, 5, 1, 7, 2, 6, 4};  // scattered blocks on purpose
   ForwardChunk c{toks, 0, table, LogitsFor::kAll};
@@ -49,41 +49,58 @@ TEST(KvStorage, TypesStayCloseToF32) {
 TEST(KvStorage, RejectsTypesItCannotHold) {
   auto m = Qwen3Model::load(test::golden_dir() + "/models/micro-f16.gguf", make_ref_backend());
   ASSERT_TRUE(m.is_ok());
-  EXPECT_FALSE(KvStorage::create((*m)->config().kv_shape(), 4, 16, GgmlType::Q4_K).is_ok());
-  EXPECT_FALSE(KvStorage::create((*m)->config().kv_shape(), 0, 16, GgmlType::F16).is_ok());
+  EXPECT_FALSE((*m)->new_kv_storage(4, 16, GgmlType::Q4_K).is_ok());
+  EXPECT_FALSE((*m)->new_kv_storage(0, 16, GgmlType::F16).is_ok());
   // Blocks are head-major, so a Q8_0 head must be whole blocks of 32 on its own.
   Qwen3Config odd = (*m)->config();
   odd.head_dim = 48;
-  auto q8 = KvStorage::create(odd.kv_shape(), 4, 16, GgmlType::Q8_0);
+  auto backend = make_ref_backend();
+  auto q8 = KvStorage::create(*backend, odd.kv_shape(), 4, 16, GgmlType::Q8_0);
   ASSERT_FALSE(q8.is_ok());
   EXPECT_NE(q8.message().find("head_dim"), std::string::npos) << q8.message();
-  EXPECT_TRUE(KvStorage::create(odd.kv_shape(), 4, 16, GgmlType::F16).is_ok());
+  EXPECT_TRUE(KvStorage::create(*backend, odd.kv_shape(), 4, 16, GgmlType::F16).is_ok());
 }
 
 // Where heads live: a block holds n_head_kv runs of block_size positions, and the view
-// the attention kernels get addresses exactly what head() hands the writer.
+// the attention kernels get reads exactly what store_kv wrote at each token's slot.
 TEST(KvStorage, HeadMajorBlocks) {
   auto m = Qwen3Model::load(test::golden_dir() + "/models/micro-f16.gguf", make_ref_backend());
   ASSERT_TRUE(m.is_ok());
   const Qwen3Config& c = (*m)->config();
-  auto kv = KvStorage::create(c.kv_shape(), 4, 16, GgmlType::F16);
+  auto kv = (*m)->new_kv_storage(4, 16, GgmlType::F32);
   ASSERT_TRUE(kv.is_ok());
-  const size_t head_bytes = static_cast<size_t>(c.head_dim) * 2;
   const std::vector<int32_t> table = {2, 0, 3, 1};
+  const std::vector<int32_t> positions = {0, 1, 15, 16, 40, 63};
+  std::vector<int32_t> slots;
+  for (int32_t pos : positions) slots.push_back(table[pos / 16] * 16 + pos % 16);
+  const std::vector<StepChunk> chunks = {{0, static_cast<int64_t>(positions.size()), 0, 4}};
+  const StepLayout step{positions, slots, table, chunks};
+  const int64_t width = c.kv_width();
+  std::vector<float> k(positions.size() * static_cast<size_t>(width)), v(k.size());
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i] = static_cast<float>(i);
+    v[i] = -static_cast<float>(i);
+  }
   for (int64_t layer : {int64_t{0}, c.n_layer - 1}) {
+    (*m)->backend().store_kv((*kv)->layer(layer), step, k.data(), v.data());
     const PagedKvView view = (*kv)->view(layer, table.data());
-    for (int64_t pos : {0, 1, 15, 16, 40, 63})
+    for (size_t t = 0; t < positions.size(); ++t)
       for (int64_t h = 0; h < c.n_head_kv; ++h) {
-        const int64_t slot = table[pos / 16] * 16 + pos % 16;
-        EXPECT_EQ((*kv)->head(layer, 0, slot, h), view.k + view.offset(h, pos));
-        EXPECT_EQ((*kv)->head(layer, 1, slot, h), view.v + view.offset(h, pos));
+        const size_t at = view.offset(h, positions[t]);
+        const auto* kr = reinterpret_cast<const float*>(view.k + at);
+        const auto* vr = reinterpret_cast<const float*>(view.v + at);
+        const size_t row = t * static_cast<size_t>(width) + static_cast<size_t>(h * c.head_dim);
+        for (int64_t d = 0; d < c.head_dim; ++d) {
+          ASSERT_EQ(kr[d], k[row + d]) << "layer " << layer << " pos " << positions[t];
+          ASSERT_EQ(vr[d], v[row + d]) << "layer " << layer << " pos " << positions[t];
+        }
       }
     // Consecutive positions of one head follow each other inside a block.
-    EXPECT_EQ((*kv)->head(layer, 0, 5, 1) + head_bytes, (*kv)->head(layer, 0, 6, 1));
+    EXPECT_EQ(view.offset(1, 5) + static_cast<size_t>(c.head_dim) * 4, view.offset(1, 6));
     EXPECT_TRUE(view.heads_contiguous(c.head_dim));
   }
-  EXPECT_EQ((*kv)->bytes_per_block(),
-            head_bytes * 16 * static_cast<size_t>(c.n_head_kv * 2 * c.n_layer));
+  EXPECT_EQ((*kv)->bytes_per_block(), static_cast<size_t>(c.head_dim) * 4 * 16 *
+                                          static_cast<size_t>(c.n_head_kv * 2 * c.n_layer));
 }
 
 }  // namespace

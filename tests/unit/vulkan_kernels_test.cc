@@ -262,51 +262,77 @@ TEST_F(VulkanKernels, SwigluAndAddMatchReference) {
 
 // Several sequences, each over its own scattered blocks of a real KvStorage, in every KV
 // type: a decode token deep in its context, a prefill chunk that starts mid-block, and a
-// sequence that fits in part of one block. GQA with 4 query heads per KV head.
-TEST_F(VulkanKernels, PagedAttentionMatchesReferenceForEveryKvType) {
+// sequence that fits in part of one block. GQA with 4 query heads per KV head. The same
+// keys and values go through the reference's store_kv into a host cache and through the
+// kv_store shader into a device cache; attention over the device cache (one dispatch for
+// the step) and over the host cache (attention_paged) must both match the reference.
+TEST_F(VulkanKernels, StoredKvAndPagedAttentionMatchReferenceForEveryKvType) {
   struct {
     int64_t n_head = 8, n_head_kv = 2, head_dim = 64;
   } cfg;
   const KvShape kv_shape{1, cfg.n_head_kv, cfg.head_dim};
-  const int64_t block_size = 16, n_blocks = 12;
+  const int64_t block_size = 16, n_blocks = 12, n_slots = n_blocks * block_size;
   const AttentionShape shape{cfg.n_head, cfg.n_head_kv, cfg.head_dim, 0.125f};
+  auto ref = make_ref_backend();
   for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0}) {
-    auto kv = KvStorage::create(kv_shape, n_blocks, block_size, type);
-    ASSERT_TRUE(kv.is_ok()) << kv.message();
-    // Every slot of the cache gets values (rows quantized as the model writes them).
-    const int64_t width = cfg.head_dim;
-    for (int64_t slot = 0; slot < n_blocks * block_size; ++slot)
-      for (int kvi = 0; kvi < 2; ++kvi)
-        for (int64_t h = 0; h < cfg.n_head_kv; ++h) {
-          const auto row = random_floats(static_cast<size_t>(width),
-                                         static_cast<uint32_t>(slot * 8 + kvi * 4 + h));
-          std::vector<uint8_t> bytes;
-          ASSERT_TRUE(ref::quantize_row(type, row.data(), width, bytes).is_ok());
-          std::copy(bytes.begin(), bytes.end(), (*kv)->head(0, kvi, slot, h));
-        }
+    SCOPED_TRACE(ggml_type_name(type));
+    auto host_kv = KvStorage::create(*ref, kv_shape, n_blocks, block_size, type);
+    auto gpu_kv = KvStorage::create(gpu(), kv_shape, n_blocks, block_size, type);
+    ASSERT_TRUE(host_kv.is_ok()) << host_kv.message();
+    ASSERT_TRUE(gpu_kv.is_ok()) << gpu_kv.message();
+    // Every slot of the cache gets values, written in a scrambled order of slots.
+    const int64_t width = cfg.n_head_kv * cfg.head_dim;
+    const auto k = random_floats(static_cast<size_t>(n_slots * width), 21, 3.0f);
+    const auto v = random_floats(static_cast<size_t>(n_slots * width), 22, 3.0f);
+    std::vector<int32_t> slots(static_cast<size_t>(n_slots));
+    for (int64_t t = 0; t < n_slots; ++t) slots[t] = static_cast<int32_t>((t * 37 + 5) % n_slots);
+    const StepLayout writes{{}, slots, {}, {}};
+    ref->store_kv((*host_kv)->layer(0), writes, k.data(), v.data());
+    gpu().store_kv((*gpu_kv)->layer(0), writes, k.data(), v.data());
+
     const std::vector<std::vector<int32_t>> tables = {{5, 0, 9, 3, 11}, {2, 7}, {10}};
     const std::vector<std::vector<int32_t>> positions = {{70}, {21, 22, 23, 24, 25}, {0, 1, 2}};
-    std::vector<std::vector<float>> qs, want, got;
-    std::vector<PagedAttentionCall> ref_calls, gpu_calls;
+    std::vector<int32_t> all_tables, all_positions;
+    std::vector<StepChunk> chunks;
     for (size_t s = 0; s < tables.size(); ++s) {
-      const size_t n = positions[s].size() * static_cast<size_t>(cfg.n_head * cfg.head_dim);
-      qs.push_back(random_floats(n, static_cast<uint32_t>(50 + s)));
-      want.emplace_back(n);
-      got.emplace_back(n);
+      chunks.push_back(
+          {static_cast<int64_t>(all_positions.size()), static_cast<int64_t>(positions[s].size()),
+           static_cast<int64_t>(all_tables.size()), static_cast<int64_t>(tables[s].size())});
+      all_tables.insert(all_tables.end(), tables[s].begin(), tables[s].end());
+      all_positions.insert(all_positions.end(), positions[s].begin(), positions[s].end());
     }
-    for (size_t s = 0; s < tables.size(); ++s) {
-      const PagedKvView view = (*kv)->view(0, tables[s].data());
-      const int64_t nt = static_cast<int64_t>(positions[s].size());
-      ref_calls.push_back({qs[s].data(), view, positions[s].data(), nt, want[s].data()});
-      gpu_calls.push_back({qs[s].data(), view, positions[s].data(), nt, got[s].data()});
+    const StepLayout step{all_positions, {}, all_tables, chunks};
+    const int64_t n_tokens = static_cast<int64_t>(all_positions.size());
+    const size_t n = static_cast<size_t>(n_tokens * cfg.n_head * cfg.head_dim);
+    const auto q = random_floats(n, 50);
+    std::vector<float> want(n), on_device(n), from_host(n);
+    ref->attention((*host_kv)->layer(0), step, q.data(), want.data(), shape);
+    gpu().attention((*gpu_kv)->layer(0), step, q.data(), on_device.data(), shape);
+    expect_close(on_device, want, 1e-5, "device cache");
+    std::vector<PagedAttentionCall> calls;
+    for (const StepChunk& c : chunks) {
+      const int64_t at = c.first * cfg.n_head * cfg.head_dim;
+      calls.push_back({q.data() + at, (*host_kv)->view(0, all_tables.data() + c.table_start),
+                       all_positions.data() + c.first, c.n_tokens, from_host.data() + at});
     }
-    auto ref = make_ref_backend();
-    ref->attention_paged(ref_calls, shape);
-    gpu().attention_paged(gpu_calls, shape);
-    for (size_t s = 0; s < tables.size(); ++s)
-      expect_close(got[s], want[s], 1e-5,
-                   std::string(ggml_type_name(type)) + " sequence " + std::to_string(s));
+    gpu().attention_paged(calls, shape);
+    expect_close(from_host, want, 1e-5, "host cache");
   }
+}
+
+// Each layer's K and V is one device buffer: a cache larger than the device binds at once
+// is refused with the limit named, and max_blocks is exactly what fits.
+TEST_F(VulkanKernels, KvCacheIsLimitedToOneBufferPerLayer) {
+  const KvShape shape{2, 8, 128};
+  const int64_t most = KvStorage::max_blocks(gpu(), shape, 16, GgmlType::F16);
+  ASSERT_GT(most, 0);
+  EXPECT_EQ(static_cast<size_t>(most) * 16 * 8 * 128 * 2 <= gpu().max_buffer_bytes(), true);
+  auto too_many = KvStorage::create(gpu(), shape, most + 1, 16, GgmlType::F16);
+  ASSERT_FALSE(too_many.is_ok());
+  EXPECT_NE(too_many.message().find("at most " + std::to_string(most)), std::string::npos)
+      << too_many.message();
+  EXPECT_TRUE(
+      KvStorage::create(gpu(), shape, std::min<int64_t>(most, 64), 16, GgmlType::F16).is_ok());
 }
 
 TEST(VulkanDevices, ListingNamesEachDevice) {

@@ -115,6 +115,7 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
       d.device_local_bytes = std::max<uint64_t>(d.device_local_bytes, mem.memoryHeaps[i].size);
   d.subgroup_size = p11.subgroupSize;
   d.max_storage_buffer_range = props.properties.limits.maxStorageBufferRange;
+  d.min_storage_offset_alignment = props.properties.limits.minStorageBufferOffsetAlignment;
   d.max_shared_memory = props.properties.limits.maxComputeSharedMemorySize;
   d.storage_16bit = f11.storageBuffer16BitAccess;
   d.float16_math = f12.shaderFloat16;

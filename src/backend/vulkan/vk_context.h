@@ -25,6 +25,7 @@ struct DeviceInfo {
   uint64_t device_local_bytes = 0;  // the largest device-local heap
   uint32_t subgroup_size = 0;
   uint64_t max_storage_buffer_range = 0;
+  uint64_t min_storage_offset_alignment = 4;  // of a storage buffer binding's offset
   uint32_t max_shared_memory = 0;
   // Optional features (each shader has a path without them).
   bool storage_16bit = false;  // 16-bit values in storage buffers

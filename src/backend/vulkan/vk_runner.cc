@@ -64,8 +64,8 @@ Status Runner::begin() {
   return Status::ok();
 }
 
-Status Runner::dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers,
-                        const void* push, Groups groups) {
+Status Runner::dispatch(const Kernel& k, std::initializer_list<Binding> buffers, const void* push,
+                        Groups groups) {
   if (buffers.size() != k.n_bindings || k.n_bindings > kMaxBindings)
     return Status::error("shader " + k.name + " takes " + std::to_string(k.n_bindings) +
                          " buffers, not " + std::to_string(buffers.size()));
@@ -81,8 +81,8 @@ Status Runner::dispatch(const Kernel& k, std::initializer_list<const Buffer*> bu
   VkDescriptorBufferInfo infos[kMaxBindings];
   VkWriteDescriptorSet writes[kMaxBindings];
   uint32_t i = 0;
-  for (const Buffer* b : buffers) {
-    infos[i] = {b->handle(), 0, VK_WHOLE_SIZE};
+  for (const Binding& b : buffers) {
+    infos[i] = {b.buffer->handle(), b.offset, b.bytes == 0 ? VK_WHOLE_SIZE : b.bytes};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[i].dstSet = set;
     writes[i].dstBinding = i;

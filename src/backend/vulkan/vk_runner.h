@@ -23,6 +23,16 @@ struct Groups {
   static Groups spread(uint64_t n);
 };
 
+// What one binding of a dispatch sees: `bytes` of `buffer` from `offset` (a multiple of the
+// device's minStorageBufferOffsetAlignment); bytes 0: to the end of the buffer.
+struct Binding {
+  const Buffer* buffer = nullptr;
+  size_t offset = 0;
+  size_t bytes = 0;
+  Binding(const Buffer* b, size_t offset = 0, size_t bytes = 0)  // NOLINT: a whole buffer
+      : buffer(b), offset(offset), bytes(bytes) {}
+};
+
 class Runner {
  public:
   // Up to `max_dispatches` dispatches between two submits.
@@ -34,8 +44,10 @@ class Runner {
   // Starts a new recording (the previous one must have been submitted).
   Status begin();
   // `buffers[i]` is bound to binding i of `k`; push holds k.push_bytes bytes.
-  Status dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers, const void* push,
+  Status dispatch(const Kernel& k, std::initializer_list<Binding> buffers, const void* push,
                   Groups groups);
+  // Whether another dispatch fits before the next submit.
+  bool full() const { return dispatches_ == max_dispatches_; }
   // Later dispatches and copies see what earlier ones wrote.
   void barrier();
   void copy(const Buffer& src, size_t src_offset, const Buffer& dst, size_t dst_offset,

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -38,6 +39,9 @@ struct RopePush {
 struct CountPush {
   uint32_t n;
 };
+struct KvStorePush {
+  uint32_t n_tokens, n_head_kv, head_dim, block_size, block_stride, head_stride, pos_stride;
+};
 struct AttentionPush {
   uint32_t n_tokens, n_head, n_head_kv, head_dim, block_size, block_stride, head_stride, pos_stride;
   float scale;
@@ -69,15 +73,35 @@ const char* type_suffix(GgmlType t) {
   }
 }
 
+// A buffer of this backend: device memory, reached only through its operations.
+class DeviceBuffer final : public BackendBuffer {
+ public:
+  explicit DeviceBuffer(Buffer b) : BackendBuffer(b.size(), nullptr), buffer_(std::move(b)) {}
+  const Buffer& buffer() const { return buffer_; }
+
+ private:
+  Buffer buffer_;
+};
+
+// Operations record into one command buffer, which is submitted only when the host needs a
+// result: an operation that writes host memory (a step's logits, or a test's output) runs
+// everything recorded so far, then copies its results out. A forward pass whose activations
+// and KV cache are this backend's buffers is therefore one submit: token ids, positions and
+// block tables go in with the operations that read them, and the logits come back at the
+// end. Host memory an operation reads is copied into an upload arena at record time, where
+// it stays until the submit.
 class VulkanBackend final : public Backend {
  public:
   explicit VulkanBackend(std::unique_ptr<vk::Context> ctx)
       : ctx_(std::move(ctx)), kernels_(*ctx_) {}
+  ~VulkanBackend() override { flush(); }
 
   Status init() {
-    auto runner = vk::Runner::create(*ctx_);
+    auto runner = vk::Runner::create(*ctx_, kMaxDispatches);
     if (!runner) return runner.status();
     runner_ = std::move(runner.value());
+    const vk::DeviceInfo& dev = ctx_->info();
+    align_ = std::max<size_t>(16, static_cast<size_t>(dev.min_storage_offset_alignment));
     return Status::ok();
   }
 
@@ -85,206 +109,364 @@ class VulkanBackend final : public Backend {
 
   Status status() const override { return error_; }
 
+  size_t max_buffer_bytes() const override {
+    return static_cast<size_t>(ctx_->info().max_storage_buffer_range);
+  }
+
+  Result<std::unique_ptr<BackendBuffer>> allocate(size_t bytes) override {
+    auto b = Buffer::create(*ctx_, bytes, vk::Memory::kDevice);
+    if (!b) return b.status();
+    return std::unique_ptr<BackendBuffer>(std::make_unique<DeviceBuffer>(std::move(b.value())));
+  }
+
   bool prepare_weights(const WeightMatrix& w) override { return weights(w) != nullptr; }
   bool prepare_table(const WeightMatrix& table) override { return weights(table) != nullptr; }
 
-  // Tokens go in chunks small enough for one buffer of X and of Y; each chunk runs every
-  // piece of the matrix in one submit.
-  void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) override {
+  void matmul(const WeightMatrix& w, ConstFloats x, int64_t n_tokens, Floats y) override {
     const WeightMatrix* ws[] = {&w};
-    float* const ys[] = {y};
+    const Floats ys[] = {y};
     matmul_same_input(ws, x, n_tokens, ys);
   }
 
-  // X is copied in once and every product runs in one submit.
-  void matmul_same_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n_tokens,
-                         std::span<float* const> ys) override {
-    if (ws.size() > kStages - 1) return Backend::matmul_same_input(ws, x, n_tokens, ys);
+  // Every product in the same recording, in chunks of tokens small enough for one binding.
+  void matmul_same_input(std::span<const WeightMatrix* const> ws, ConstFloats x, int64_t n_tokens,
+                         std::span<const Floats> ys) override {
     for (const WeightMatrix* w : ws) on_device(*w);
     const int64_t cols = ws[0]->cols;
     int64_t widest = cols;
     for (const WeightMatrix* w : ws) widest = std::max(widest, w->rows);
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += token_chunk(widest)) {
-      const int64_t nt = std::min(token_chunk(widest), n_tokens - t0);
-      Buffer& xb = stage_floats(0, nt * cols);
-      std::memcpy(xb.mapped(), x + t0 * cols, sizeof(float) * static_cast<size_t>(nt * cols));
-      begin();
+    const int64_t chunk = token_chunk(widest);
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+      const int64_t nt = std::min(chunk, n_tokens - t0);
+      const vk::Binding xb = in(x, floats(t0 * cols), floats(nt * cols));
       for (size_t i = 0; i < ws.size(); ++i)
-        record_matmul(*ws[i], xb, stage_floats(1 + i, nt * ws[i]->rows), nt);
-      submit();
-      for (size_t i = 0; i < ws.size(); ++i)
-        std::memcpy(ys[i] + t0 * ws[i]->rows, stages_[1 + i].mapped(),
-                    sizeof(float) * static_cast<size_t>(nt * ws[i]->rows));
+        record_matmul(*ws[i], xb, out(ys[i], floats(t0 * ws[i]->rows), floats(nt * ws[i]->rows)),
+                      nt);
     }
+    end_op();
   }
 
-  // The whole feed-forward in one submit: the n_ff-wide products stay on the device.
+  // The n_ff-wide products stay on the device (in the scratch buffers when they are this
+  // backend's, else in the upload arena).
   void feed_forward(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down,
-                    const float* x, int64_t n_tokens, float* out, float* gate_scratch,
-                    float* up_scratch) override {
-    (void)gate_scratch;
-    (void)up_scratch;
+                    ConstFloats x, int64_t n_tokens, Floats out_view, Floats gate_scratch,
+                    Floats up_scratch) override {
     for (const WeightMatrix* w : {&gate, &up, &down}) on_device(*w);
     const int64_t widest = std::max({gate.rows, gate.cols, down.rows});
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += token_chunk(widest)) {
-      const int64_t nt = std::min(token_chunk(widest), n_tokens - t0);
-      Buffer& xb = stage_floats(0, nt * gate.cols);
-      Buffer& gb = stage_floats(1, nt * gate.rows);
-      Buffer& ub = stage_floats(2, nt * up.rows);
-      Buffer& ob = stage_floats(3, nt * down.rows);
-      std::memcpy(xb.mapped(), x + t0 * gate.cols,
-                  sizeof(float) * static_cast<size_t>(nt * gate.cols));
-      begin();
+    const int64_t chunk = token_chunk(widest);
+    const bool out_is_x = !device(x) && x.host() == out_view.host();
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+      const int64_t nt = std::min(chunk, n_tokens - t0);
+      const vk::Binding xb = out_is_x
+                                 ? inout(out_view, floats(t0 * gate.cols), floats(nt * gate.cols))
+                                 : in(x, floats(t0 * gate.cols), floats(nt * gate.cols));
+      const vk::Binding gb = scratch(gate_scratch, floats(t0 * gate.rows), floats(nt * gate.rows));
+      const vk::Binding ub = scratch(up_scratch, floats(t0 * up.rows), floats(nt * up.rows));
+      const vk::Binding ob =
+          out_is_x ? xb : out(out_view, floats(t0 * down.rows), floats(nt * down.rows));
       record_matmul(gate, xb, gb, nt);
       record_matmul(up, xb, ub, nt);
       runner_->barrier();
       const CountPush push{u32(nt * gate.rows)};
-      dispatch("swiglu", {&gb, &ub, &gb}, &push, sizeof push,
+      dispatch("swiglu", {gb, ub, gb}, &push, sizeof push,
                Groups::spread(elementwise_groups(static_cast<uint64_t>(nt * gate.rows))));
       runner_->barrier();
       record_matmul(down, gb, ob, nt);
-      submit();
-      std::memcpy(out + t0 * down.rows, ob.mapped(),
-                  sizeof(float) * static_cast<size_t>(nt * down.rows));
     }
+    end_op();
   }
 
-  // One submit per piece of the table: ids outside the piece are given as -1, which the
+  // One dispatch per piece of the table: ids outside the piece are given as -1, which the
   // shader skips.
-  void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n, float* out) override {
+  void get_rows(const WeightMatrix& table, const int32_t* ids, int64_t n,
+                Floats out_view) override {
     const DeviceMatrix* m = &on_device(table);
     const std::string kernel = std::string("get_rows_") + type_suffix(table.type);
-    const size_t out_bytes = sizeof(float) * static_cast<size_t>(n * table.cols);
-    Buffer& ib = stage(0, sizeof(int32_t) * static_cast<size_t>(n));
-    Buffer& ob = stage(1, out_bytes);
-    auto* local = reinterpret_cast<int32_t*>(ib.mapped());
+    const vk::Binding ob = out(out_view, 0, floats(n * table.cols));
     const GetRowsPush push{u32(table.cols), u32(table.row_bytes), u32(n)};
     for (size_t p = 0; p < m->pieces.size(); ++p) {
       const int64_t first = static_cast<int64_t>(p) * m->rows_per_piece;
+      int32_t* local = nullptr;
+      const vk::Binding ib = upload_arena(sizeof(int32_t) * static_cast<size_t>(n), &local);
       for (int64_t t = 0; t < n; ++t) {
         const int64_t r = ids[t] - first;
         local[t] = r >= 0 && r < m->rows_per_piece ? static_cast<int32_t>(r) : -1;
       }
-      begin();
-      dispatch(kernel, {&m->pieces[p], &ib, &ob}, &push, sizeof push,
+      dispatch(kernel, {&m->pieces[p], ib, ob}, &push, sizeof push,
                Groups::spread(static_cast<uint64_t>(n)));
-      submit();
     }
-    std::memcpy(out, ob.mapped(), out_bytes);
+    end_op();
   }
 
-  void rmsnorm(const float* x, const float* w, int64_t rows, int64_t dim, float eps,
-               float* y) override {
-    const size_t bytes = sizeof(float) * static_cast<size_t>(rows * dim);
-    Buffer& xb = stage(0, bytes);
-    Buffer& wb = stage(1, sizeof(float) * static_cast<size_t>(dim));
-    std::memcpy(xb.mapped(), x, bytes);
-    std::memcpy(wb.mapped(), w, sizeof(float) * static_cast<size_t>(dim));
+  // Row by row, as copies inside the recording.
+  void gather_rows(ConstFloats src, std::span<const int64_t> rows, int64_t width,
+                   Floats dst) override {
+    const size_t row = floats(width);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const vk::Binding from = in(src, static_cast<size_t>(rows[i]) * row, row);
+      const vk::Binding to = out(dst, i * row, row);
+      recording();
+      runner_->copy(*from.buffer, from.offset, *to.buffer, to.offset, row);
+    }
+    end_op();
+  }
+
+  void rmsnorm(ConstFloats x, const float* w, int64_t rows, int64_t dim, float eps,
+               Floats y) override {
+    const size_t bytes = floats(rows * dim);
+    const bool in_place = !device(x) && x.host() == y.host();
+    const vk::Binding xb = in_place ? inout(y, 0, bytes) : in(x, 0, bytes);
+    const vk::Binding yb = in_place ? xb : out(y, 0, bytes);
+    const vk::Binding wb = in(ConstFloats(w), 0, floats(dim));
     const RmsnormPush push{u32(rows), u32(dim), eps};
-    // In place on the device: y is bound to x's buffer.
-    run("rmsnorm", {&xb, &wb, &xb}, &push, sizeof push,
-        Groups::spread(static_cast<uint64_t>(rows)));
-    std::memcpy(y, xb.mapped(), bytes);
+    dispatch("rmsnorm", {xb, wb, yb}, &push, sizeof push,
+             Groups::spread(static_cast<uint64_t>(rows)));
+    end_op();
   }
 
-  void rope_neox(float* x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
+  void rope_neox(Floats x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
                  const int32_t* positions, const double* inv_freq, double mscale) override {
-    // The angles in double on the host, as the reference computes them: a float angle
-    // pos · inv_freq loses its low bits at long positions.
-    // Every layer rotates q and k at the same positions: the table is computed once per step.
     const int64_t half = head_dim / 2;
-    const std::vector<int32_t> pos(positions, positions + n_tokens);
-    if (pos != rope_positions_ || inv_freq != rope_inv_freq_ || mscale != rope_mscale_ ||
-        half != rope_half_) {
-      cos_sin_.resize(static_cast<size_t>(n_tokens * half * 2));
-      for (int64_t t = 0; t < n_tokens; ++t)
-        for (int64_t i = 0; i < half; ++i) {
-          const double a = static_cast<double>(positions[t]) * inv_freq[i];
-          cos_sin_[(t * half + i) * 2] = static_cast<float>(std::cos(a) * mscale);
-          cos_sin_[(t * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * mscale);
-        }
-      rope_positions_ = pos;
-      rope_inv_freq_ = inv_freq;
-      rope_mscale_ = mscale;
-      rope_half_ = half;
-    }
-    const size_t bytes = sizeof(float) * static_cast<size_t>(n_tokens * n_heads * head_dim);
-    Buffer& xb = stage(0, bytes);
-    Buffer& cb = stage(1, sizeof(float) * cos_sin_.size());
-    std::memcpy(xb.mapped(), x, bytes);
-    std::memcpy(cb.mapped(), cos_sin_.data(), sizeof(float) * cos_sin_.size());
+    const Buffer& table = rope_table(n_tokens, half, positions, inv_freq, mscale);
+    const vk::Binding xb = inout(x, 0, floats(n_tokens * n_heads * head_dim));
     const RopePush push{u32(n_tokens), u32(n_heads), u32(head_dim)};
-    run("rope_neox", {&xb, &cb}, &push, sizeof push,
-        Groups::spread(elementwise_groups(static_cast<uint64_t>(n_tokens * n_heads * half))));
-    std::memcpy(x, xb.mapped(), bytes);
+    dispatch("rope_neox", {xb, &table}, &push, sizeof push,
+             Groups::spread(elementwise_groups(static_cast<uint64_t>(n_tokens * n_heads * half))));
+    end_op();
   }
 
+  void store_kv(const KvLayer& kv, const StepLayout& step, ConstFloats k, ConstFloats v) override {
+    const Buffer* kc = device(kv.k);
+    const Buffer* vc = device(kv.v);
+    if (!kc || !vc) return Backend::store_kv(kv, step, k, v);  // a cache in host memory
+    const char* suffix = type_suffix(kv.dtype);
+    if (!suffix) return fatal("store_kv: unsupported KV type");
+    const int64_t n = static_cast<int64_t>(step.slots.size());
+    const size_t bytes = floats(n * kv.n_head_kv * kv.head_dim);
+    const vk::Binding kb = in(k, 0, bytes);
+    const vk::Binding vb = in(v, 0, bytes);
+    const vk::Binding sb = upload_ints(step.slots);
+    const PagedKvView layout = strides(kv);
+    const KvStorePush push{u32(n),
+                           u32(kv.n_head_kv),
+                           u32(kv.head_dim),
+                           u32(kv.block_size),
+                           u32(layout.block_stride),
+                           u32(layout.head_stride),
+                           u32(layout.pos_stride)};
+    dispatch(std::string("kv_store_") + suffix, {kb, vb, sb, kc, vc}, &push, sizeof push,
+             Groups::spread(elementwise_groups(static_cast<uint64_t>(n * 2 * kv.n_head_kv))));
+    end_op();
+  }
+
+  // Every sequence of the step in one dispatch over the cache's own buffers.
+  void attention(const KvLayer& kv, const StepLayout& step, ConstFloats q, Floats out_view,
+                 const AttentionShape& s) override {
+    const Buffer* kc = device(kv.k);
+    const Buffer* vc = device(kv.v);
+    if (!kc || !vc) return Backend::attention(kv, step, q, out_view, s);
+    const int64_t n = static_cast<int64_t>(step.positions.size());
+    std::vector<int32_t>& tokens = token_info_;
+    tokens.clear();
+    for (const StepChunk& c : step.chunks)
+      for (int64_t t = 0; t < c.n_tokens; ++t) {
+        tokens.push_back(step.positions[static_cast<size_t>(c.first + t)]);
+        tokens.push_back(static_cast<int32_t>(c.table_start));
+      }
+    record_attention(kv.dtype, strides(kv), kc, vc, upload_ints(step.tables), upload_ints(tokens),
+                     q, out_view, n, s);
+    end_op();
+  }
+
+  // Sequences whose caches are in host memory: the blocks each one uses are copied into
+  // the upload arena, compacted (block i of the copy = block_table[i]), with the same strides.
   void attention_paged(std::span<const PagedAttentionCall> calls,
                        const AttentionShape& s) override {
-    for (const PagedAttentionCall& c : calls) attention_one(c, s);
+    for (const PagedAttentionCall& c : calls) {
+      const char* suffix = type_suffix(c.kv.dtype);
+      if (!suffix) return fatal("attention: unsupported KV type");
+      int32_t last = 0;
+      for (int64_t t = 0; t < c.n_tokens; ++t) last = std::max(last, c.positions[t]);
+      const int64_t n_blocks = last / c.kv.block_size + 1;
+      const size_t block_bytes = c.kv.block_stride;
+      uint8_t* kh = nullptr;
+      uint8_t* vh = nullptr;
+      const vk::Binding kb = upload_arena(block_bytes * static_cast<size_t>(n_blocks), &kh);
+      const vk::Binding vb = upload_arena(block_bytes * static_cast<size_t>(n_blocks), &vh);
+      for (int64_t b = 0; b < n_blocks; ++b) {
+        const size_t from = static_cast<size_t>(c.kv.block_table[b]) * block_bytes;
+        std::memcpy(kh + b * block_bytes, c.kv.k + from, block_bytes);
+        std::memcpy(vh + b * block_bytes, c.kv.v + from, block_bytes);
+      }
+      std::vector<int32_t>& table = token_info_;
+      table.resize(static_cast<size_t>(n_blocks));
+      for (int64_t b = 0; b < n_blocks; ++b) table[b] = static_cast<int32_t>(b);
+      const vk::Binding tb = upload_ints(table);
+      table.clear();
+      for (int64_t t = 0; t < c.n_tokens; ++t) {
+        table.push_back(c.positions[t]);
+        table.push_back(0);
+      }
+      record_attention(c.kv.dtype, c.kv, kb, vb, tb, upload_ints(table), c.q, c.out, c.n_tokens, s);
+      end_op();
+    }
   }
 
-  void swiglu(const float* gate, const float* up, int64_t n, float* out) override {
-    const size_t bytes = sizeof(float) * static_cast<size_t>(n);
-    Buffer& gb = stage(0, bytes);
-    Buffer& ub = stage(1, bytes);
-    std::memcpy(gb.mapped(), gate, bytes);
-    std::memcpy(ub.mapped(), up, bytes);
+  void swiglu(ConstFloats gate, ConstFloats up, int64_t n, Floats out_view) override {
+    const size_t bytes = floats(n);
+    const vk::Binding gb = in(gate, 0, bytes);
+    const vk::Binding ub = in(up, 0, bytes);
+    const vk::Binding ob = out(out_view, 0, bytes);
     const CountPush push{u32(n)};
-    run("swiglu", {&gb, &ub, &gb}, &push, sizeof push,
-        Groups::spread(elementwise_groups(static_cast<uint64_t>(n))));
-    std::memcpy(out, gb.mapped(), bytes);
+    dispatch("swiglu", {gb, ub, ob}, &push, sizeof push,
+             Groups::spread(elementwise_groups(static_cast<uint64_t>(n))));
+    end_op();
   }
 
-  void add_inplace(float* x, const float* y, int64_t n) override {
-    const size_t bytes = sizeof(float) * static_cast<size_t>(n);
-    Buffer& xb = stage(0, bytes);
-    Buffer& yb = stage(1, bytes);
-    std::memcpy(xb.mapped(), x, bytes);
-    std::memcpy(yb.mapped(), y, bytes);
+  void add_inplace(Floats x, ConstFloats y, int64_t n) override {
+    const size_t bytes = floats(n);
+    const vk::Binding xb = inout(x, 0, bytes);
+    const vk::Binding yb = in(y, 0, bytes);
     const CountPush push{u32(n)};
-    run("add", {&xb, &yb}, &push, sizeof push,
-        Groups::spread(elementwise_groups(static_cast<uint64_t>(n))));
-    std::memcpy(x, xb.mapped(), bytes);
+    dispatch("add", {xb, yb}, &push, sizeof push,
+             Groups::spread(elementwise_groups(static_cast<uint64_t>(n))));
+    end_op();
   }
 
  private:
+  // Dispatches between two submits: a forward pass of the largest models records about
+  // twenty per layer; beyond this many, the recording is submitted and continued.
+  static constexpr uint32_t kMaxDispatches = 2048;
+
   static uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+  static uint32_t u32(size_t v) { return static_cast<uint32_t>(v); }
+  static size_t floats(int64_t n) { return sizeof(float) * static_cast<size_t>(n); }
   static uint64_t elementwise_groups(uint64_t n) { return (n + kGroupSize - 1) / kGroupSize; }
 
-  // One sequence: the blocks its positions use are gathered into a compact copy (block i of
-  // the copy = block_table[i]), with the same strides, and the shader reads that.
-  void attention_one(const PagedAttentionCall& c, const AttentionShape& s) {
-    const char* suffix = type_suffix(c.kv.dtype);
-    if (!suffix) return fail("attention: unsupported KV type");
-    int32_t last = 0;
-    for (int64_t t = 0; t < c.n_tokens; ++t) last = std::max(last, c.positions[t]);
-    const int64_t n_blocks = last / c.kv.block_size + 1;
-    const size_t block_bytes = c.kv.block_stride;  // whole blocks, as KvStorage keeps them
-    Buffer& kb = stage(0, block_bytes * static_cast<size_t>(n_blocks));
-    Buffer& vb = stage(1, block_bytes * static_cast<size_t>(n_blocks));
-    for (int64_t b = 0; b < n_blocks; ++b) {
-      const size_t from = static_cast<size_t>(c.kv.block_table[b]) * block_bytes;
-      std::memcpy(kb.mapped() + b * block_bytes, c.kv.k + from, block_bytes);
-      std::memcpy(vb.mapped() + b * block_bytes, c.kv.v + from, block_bytes);
+  static PagedKvView strides(const KvLayer& kv) {
+    return PagedKvView::head_major(nullptr, nullptr, kv.dtype, kv.block_size, kv.n_head_kv,
+                                   kv.head_dim, nullptr);
+  }
+
+  // This backend's device buffer behind `b`, or nullptr (host memory).
+  static const Buffer* device(const BackendBuffer* b) {
+    const auto* d = dynamic_cast<const DeviceBuffer*>(b);
+    return d ? &d->buffer() : nullptr;
+  }
+  template <class T>
+  static const Buffer* device(const View<T>& v) {
+    return device(v.buffer);
+  }
+
+  // What a shader binds for `bytes` of view `v` from byte `offset`: the device buffer
+  // itself, or for host memory a copy in the upload arena (in), space there copied back
+  // after the submit (out), or both (inout).
+  vk::Binding in(ConstFloats v, size_t offset, size_t bytes) {
+    if (const Buffer* b = device(v)) return {b, offset, bytes};
+    uint8_t* at = nullptr;
+    const vk::Binding binding = upload_arena(bytes, &at);
+    std::memcpy(at, reinterpret_cast<const uint8_t*>(v.host()) + offset, bytes);
+    return binding;
+  }
+  vk::Binding out(Floats v, size_t offset, size_t bytes) {
+    if (const Buffer* b = device(v)) return {b, offset, bytes};
+    uint8_t* at = nullptr;
+    const vk::Binding binding = upload_arena(bytes, &at);
+    copy_outs_.push_back({reinterpret_cast<uint8_t*>(v.host()) + offset, at, bytes});
+    return binding;
+  }
+  vk::Binding inout(Floats v, size_t offset, size_t bytes) {
+    if (const Buffer* b = device(v)) return {b, offset, bytes};
+    const vk::Binding binding = in(ConstFloats(v), offset, bytes);
+    copy_outs_.push_back({reinterpret_cast<uint8_t*>(v.host()) + offset,
+                          binding.buffer->mapped() + binding.offset, bytes});
+    return binding;
+  }
+  // Room for intermediate values that nobody reads afterwards.
+  vk::Binding scratch(Floats v, size_t offset, size_t bytes) {
+    if (const Buffer* b = device(v)) return {b, offset, bytes};
+    uint8_t* at = nullptr;
+    return upload_arena(bytes, &at);
+  }
+  vk::Binding upload_ints(std::span<const int32_t> values) {
+    int32_t* at = nullptr;
+    const vk::Binding b = upload_arena(sizeof(int32_t) * std::max<size_t>(values.size(), 1), &at);
+    std::copy(values.begin(), values.end(), at);
+    return b;
+  }
+
+  // `bytes` of the upload arena, host-visible; *at gets where to write them. The arena is
+  // reused after each submit; a recording that outgrows it gets another piece.
+  template <class T>
+  vk::Binding upload_arena(size_t bytes, T** at) {
+    const size_t size = (std::max<size_t>(bytes, 4) + align_ - 1) / align_ * align_;
+    if (arena_piece_ >= arena_.size() || arena_used_ + size > arena_[arena_piece_].size()) {
+      if (arena_piece_ < arena_.size()) ++arena_piece_;
+      arena_used_ = 0;
+      if (arena_piece_ == arena_.size() || arena_[arena_piece_].size() < size) {
+        const size_t piece = std::max<size_t>(size, size_t{4} << 20);
+        auto b = Buffer::create(*ctx_, piece, vk::Memory::kHost);
+        if (!b) fatal("host data for an operation: " + b.message());
+        if (arena_piece_ == arena_.size())
+          arena_.push_back(std::move(b.value()));
+        else
+          arena_[arena_piece_] = std::move(b.value());
+      }
     }
-    const size_t q_bytes = sizeof(float) * static_cast<size_t>(c.n_tokens * s.n_head * s.head_dim);
-    Buffer& qb = stage(2, q_bytes);
-    Buffer& tb = stage(3, sizeof(int32_t) * static_cast<size_t>(n_blocks));
-    Buffer& pb = stage(4, sizeof(int32_t) * static_cast<size_t>(c.n_tokens));
-    Buffer& ob = stage(5, q_bytes);
-    std::memcpy(qb.mapped(), c.q, q_bytes);
-    auto* table = reinterpret_cast<int32_t*>(tb.mapped());
-    for (int64_t b = 0; b < n_blocks; ++b) table[b] = static_cast<int32_t>(b);
-    std::memcpy(pb.mapped(), c.positions, sizeof(int32_t) * static_cast<size_t>(c.n_tokens));
-    const AttentionPush push{u32(c.n_tokens),       u32(s.n_head),        u32(s.n_head_kv),
-                             u32(s.head_dim),       u32(c.kv.block_size), u32(c.kv.block_stride),
-                             u32(c.kv.head_stride), u32(c.kv.pos_stride), s.scale};
+    Buffer& piece = arena_[arena_piece_];
+    const size_t offset = arena_used_;
+    arena_used_ += size;
+    *at = reinterpret_cast<T*>(piece.mapped() + offset);
+    return {&piece, offset, bytes};
+  }
+
+  void record_attention(GgmlType dtype, const PagedKvView& layout, vk::Binding kc, vk::Binding vc,
+                        vk::Binding tables, vk::Binding tokens, ConstFloats q, Floats out_view,
+                        int64_t n_tokens, const AttentionShape& s) {
+    const char* suffix = type_suffix(dtype);
+    if (!suffix) return fatal("attention: unsupported KV type");
+    const size_t q_bytes = floats(n_tokens * s.n_head * s.head_dim);
+    const vk::Binding qb = in(q, 0, q_bytes);
+    const vk::Binding ob = out(out_view, 0, q_bytes);
+    const AttentionPush push{
+        u32(n_tokens),           u32(s.n_head),          u32(s.n_head_kv),
+        u32(s.head_dim),         u32(layout.block_size), u32(layout.block_stride),
+        u32(layout.head_stride), u32(layout.pos_stride), s.scale};
     Groups g;
     g.x = u32(s.n_head);
-    g.y = u32(c.n_tokens);
-    run(std::string("attention_") + suffix, {&qb, &kb, &vb, &tb, &pb, &ob}, &push, sizeof push, g);
-    std::memcpy(c.out, ob.mapped(), q_bytes);
+    g.y = u32(n_tokens);
+    dispatch(std::string("attention_") + suffix, {qb, kc, vc, tables, tokens, ob}, &push,
+             sizeof push, g);
+  }
+
+  // The cos/sin table of a step's positions, computed on the host in double as the
+  // reference does (a float angle pos · inv_freq loses its low bits at long positions),
+  // once per step: every layer rotates q and k at the same positions.
+  const Buffer& rope_table(int64_t n_tokens, int64_t half, const int32_t* positions,
+                           const double* inv_freq, double mscale) {
+    const std::vector<int32_t> pos(positions, positions + n_tokens);
+    if (pos == rope_positions_ && inv_freq == rope_inv_freq_ && mscale == rope_mscale_ &&
+        half == rope_half_)
+      return rope_table_;
+    flush();  // the recording may still read the old table
+    const size_t bytes = floats(n_tokens * half * 2);
+    if (!rope_table_ || rope_table_.size() < bytes) {
+      auto b = Buffer::create(*ctx_, bytes, vk::Memory::kHost);
+      if (!b) fatal("RoPE table: " + b.message());
+      rope_table_ = std::move(b.value());
+    }
+    auto* cs = reinterpret_cast<float*>(rope_table_.mapped());
+    for (int64_t t = 0; t < n_tokens; ++t)
+      for (int64_t i = 0; i < half; ++i) {
+        const double a = static_cast<double>(positions[t]) * inv_freq[i];
+        cs[(t * half + i) * 2] = static_cast<float>(std::cos(a) * mscale);
+        cs[(t * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * mscale);
+      }
+    rope_positions_ = pos;
+    rope_inv_freq_ = inv_freq;
+    rope_mscale_ = mscale;
+    rope_half_ = half;
+    return rope_table_;
   }
 
   // A matrix on the device: pieces of whole rows, each small enough for one buffer (one
@@ -344,31 +526,33 @@ class VulkanBackend final : public Backend {
       std::memcpy(b->mapped(), data, bytes);
       return b;
     }
-    // Through a host-visible staging buffer, in pieces of at most 64 MiB.
+    // Through a host-visible staging buffer, in pieces of at most 64 MiB, each in a submit
+    // of its own after whatever was recorded.
+    flush();
     constexpr size_t kPiece = size_t{64} << 20;
     for (size_t at = 0; at < bytes; at += kPiece) {
       const size_t n = std::min(kPiece, bytes - at);
-      Buffer& st = stage(0, n);
-      std::memcpy(st.mapped(), data + at, n);
-      begin();
-      runner_->copy(st, 0, *b, at, n);
-      submit();
+      if (!staging_ || staging_.size() < n) {
+        auto st = Buffer::create(*ctx_, std::max(n, std::min(kPiece, bytes)), vk::Memory::kHost);
+        if (!st) return st.status();
+        staging_ = std::move(st.value());
+      }
+      std::memcpy(staging_.mapped(), data + at, n);
+      recording();
+      runner_->copy(staging_, 0, *b, at, n);
+      flush();
     }
     return b;
   }
 
-  // Tokens per submit such that rows of `width` floats for all of them fit in one buffer.
+  // Tokens per dispatch such that rows of `width` floats for all of them fit in one binding:
+  // a multiple of 64 when more than 64 fit, so that chunk offsets stay aligned.
   int64_t token_chunk(int64_t width) const {
-    const int64_t floats = static_cast<int64_t>(ctx_->info().max_storage_buffer_range / 4);
-    return std::max<int64_t>(1, floats / width);
+    const int64_t fit = static_cast<int64_t>(ctx_->info().max_storage_buffer_range / 4) / width;
+    return fit > 64 ? fit / 64 * 64 : std::max<int64_t>(1, fit);
   }
 
-  Buffer& stage_floats(size_t slot, int64_t n) {
-    return stage(slot, sizeof(float) * static_cast<size_t>(n));
-  }
-
-  // The device copy of w, uploaded now if it was not at load: before a recording starts,
-  // since an upload records and submits a copy of its own.
+  // The device copy of w, uploaded now if it was not at load.
   const DeviceMatrix& on_device(const WeightMatrix& w) {
     const DeviceMatrix* m = weights(w);
     if (!m) fatal("no device copy of " + w.name + ": " + error_.message());
@@ -376,7 +560,7 @@ class VulkanBackend final : public Backend {
   }
 
   // y = x · wᵀ for nt tokens, every piece of w, into the recording (w is on the device).
-  void record_matmul(const WeightMatrix& w, const Buffer& x, const Buffer& y, int64_t nt) {
+  void record_matmul(const WeightMatrix& w, vk::Binding x, vk::Binding y, int64_t nt) {
     const DeviceMatrix* m = &on_device(w);
     const std::string kernel = std::string("matmul_") + type_suffix(w.type);
     for (size_t p = 0; p < m->pieces.size(); ++p) {
@@ -384,43 +568,50 @@ class VulkanBackend final : public Backend {
       const int64_t rows = std::min(m->rows_per_piece, w.rows - first);
       const MatmulPush push{u32(rows), u32(w.cols), u32(w.row_bytes),
                             u32(nt),   u32(w.rows), u32(first)};
-      dispatch(kernel, {&m->pieces[p], &x, &y}, &push, sizeof push,
+      dispatch(kernel, {&m->pieces[p], x, y}, &push, sizeof push,
                Groups::spread(static_cast<uint64_t>(rows)));
     }
   }
 
-  // Host-visible buffer number `slot`, at least `bytes` long (grown by doubling, so that a
-  // steady shape allocates nothing).
-  Buffer& stage(size_t slot, size_t bytes) {
-    Buffer& b = stages_.at(slot);
-    if (b && b.size() >= bytes) return b;
-    size_t size = b ? b.size() : 4096;
-    while (size < bytes) size *= 2;
-    auto nb = Buffer::create(*ctx_, size, vk::Memory::kHost);
-    if (!nb) fatal(nb.message());
-    b = std::move(nb.value());
-    return b;
-  }
-
-  void run(const std::string& kernel, std::initializer_list<const Buffer*> buffers,
-           const void* push, uint32_t push_bytes, Groups groups) {
-    begin();
-    dispatch(kernel, buffers, push, push_bytes, groups);
-    submit();
-  }
-
-  void begin() {
+  // Starts a recording unless one is open.
+  void recording() {
+    if (recording_) return;
     if (Status s = runner_->begin(); !s) fatal(s.message());
+    recording_ = true;
   }
-  void dispatch(const std::string& kernel, std::initializer_list<const Buffer*> buffers,
+
+  void dispatch(const std::string& kernel, std::initializer_list<vk::Binding> buffers,
                 const void* push, uint32_t push_bytes, Groups groups) {
+    for (const vk::Binding& b : buffers)
+      if (b.offset % align_ != 0) fatal(kernel + ": a binding's offset is not aligned");
     auto k = kernels_.get(kernel, static_cast<uint32_t>(buffers.size()), push_bytes);
     if (!k) fatal(k.message());
+    recording();
+    if (runner_->full()) {  // run what is recorded and go on; the arena stays as it is
+      if (Status s = runner_->submit_and_wait(); !s) fatal(s.message());
+      if (Status s = runner_->begin(); !s) fatal(s.message());
+    }
     if (Status s = runner_->dispatch(**k, buffers, push, groups); !s)
       fatal(kernel + ": " + s.message());
   }
-  void submit() {
-    if (Status s = runner_->submit_and_wait(); !s) fatal(s.message());
+
+  // Ends an operation: later ones see what it wrote, and if it writes host memory,
+  // everything recorded runs now and its results are copied out.
+  void end_op() {
+    if (recording_) runner_->barrier();
+    if (!copy_outs_.empty()) flush();
+  }
+
+  // Runs what is recorded, copies results to the host and frees the upload arena.
+  void flush() {
+    if (recording_) {
+      recording_ = false;
+      if (Status s = runner_->submit_and_wait(); !s) fatal(s.message());
+    }
+    for (const CopyOut& c : copy_outs_) std::memcpy(c.to, c.from, c.bytes);
+    copy_outs_.clear();
+    arena_piece_ = 0;
+    arena_used_ = 0;
   }
 
   // A matrix the device cannot hold is reported by status() after the load.
@@ -429,25 +620,35 @@ class VulkanBackend final : public Backend {
   }
 
   // The device failed in the middle of a step (out of memory for staging, a lost device):
-  // the host-pointer seam has no way to report it, and the step's results would be wrong.
+  // the operations have no way to report it, and the step's results would be wrong.
   [[noreturn]] static void fatal(const std::string& message) {
     std::fprintf(stderr, "duet: Vulkan backend: %s\n", message.c_str());
     std::abort();
   }
+
+  struct CopyOut {
+    uint8_t* to;
+    const uint8_t* from;
+    size_t bytes;
+  };
 
   std::unique_ptr<vk::Context> ctx_;
   vk::Kernels kernels_;
   std::unique_ptr<vk::Runner> runner_;
   std::map<WeightKey, DeviceMatrix> weights_;
   size_t uploaded_bytes_ = 0;
-  static constexpr size_t kStages = 6;
-  std::array<Buffer, kStages> stages_;  // fixed, so that references to them stay valid
-  // The last rotation table and what it was computed for.
-  std::vector<float> cos_sin_;
+  size_t align_ = 16;  // of binding offsets into the arena
+  bool recording_ = false;
+  std::deque<Buffer> arena_;  // pieces (a deque: bindings point at them while it grows)
+  size_t arena_piece_ = 0, arena_used_ = 0;
+  std::vector<CopyOut> copy_outs_;
+  Buffer staging_;     // weight uploads to memory the host cannot map
+  Buffer rope_table_;  // the last rotation table and what it was computed for
   std::vector<int32_t> rope_positions_;
   const double* rope_inv_freq_ = nullptr;
   double rope_mscale_ = 0;
   int64_t rope_half_ = 0;
+  std::vector<int32_t> token_info_;
   Status error_;
 };
 

@@ -1,11 +1,12 @@
 // The Vulkan compute backend: the forward pass's operations as GLSL compute shaders
 // (src/kernels/vulkan) on any Vulkan 1.2 device, lavapipe included.
 //
-// This first version keeps the host-pointer seam of backend.h: weights are uploaded once at
-// load, in the file's block layout, but each call stages its activations (and the KV blocks
-// its sequences read) into host-visible buffers and waits for the result. Correct on every
-// device, and the place the shaders are held to the reference; device-resident activations
-// and KV, and recorded command buffers per step shape, come with the device-neutral seam.
+// Weights are uploaded once at load, in the file's block layout. The model's activations
+// and KV cache are buffers of this backend (device memory), and a forward pass records every
+// operation into one command buffer that is submitted once, when the logits are read back:
+// per step only token ids, positions and block tables go in and logits come out. Operations
+// also take host memory (tests hold each shader to the reference that way): it is copied in
+// and out around a submit of its own.
 #pragma once
 
 #include <memory>

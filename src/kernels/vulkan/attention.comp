@@ -1,18 +1,19 @@
 #version 450
-// Causal GQA attention of one sequence over its paged KV cache (ref::attention_paged):
-// query head h of token t reads KV head h / (n_head / n_head_kv) at positions
-// 0..positions[t] inclusive; out = softmax(scale * q.k) . v. KV dtype by WTYPE_F32, _F16,
-// _BF16 or _Q8_0.
+// Causal GQA attention of a step's tokens, each over its sequence's paged KV cache
+// (ref::attention_paged): query head h of token t reads KV head h / (n_head / n_head_kv) at
+// positions 0..position(t) inclusive through its sequence's block table; out =
+// softmax(scale * q.k) . v. KV dtype by WTYPE_F32, _F16, _BF16 or _Q8_0.
 //
 // Bindings: 0 q            float [n_tokens x n_head x head_dim]
 //           1 K cache      uint words
 //           2 V cache      uint words
-//           3 block_table  int []
-//           4 positions    int [n_tokens]
+//           3 tables       int []: every sequence's block table, one after the other
+//           4 tokens       int [n_tokens x 2]: token t's position, and where its
+//                          sequence's block table starts in `tables`
 //           5 out          float, like q
 // Push (std430): uint n_tokens, n_head, n_head_kv, head_dim, block_size, block_stride,
 //                head_stride, pos_stride; float scale.
-//   Byte offset of (kv head, pos) in K and in V: block_table[pos / block_size] * block_stride
+//   Byte offset of (kv head, pos) in K and in V: table[pos / block_size] * block_stride
 //   + head * head_stride + (pos % block_size) * pos_stride (as PagedKvView::offset).
 // Dispatch: (n_head, n_tokens) workgroups. head_dim <= 256, a multiple of 8 (Q8_0: of 32).
 //
@@ -24,7 +25,7 @@ layout(std430, binding = 0) readonly buffer QBuf { float q[]; };
 layout(std430, binding = 1) readonly buffer KBuf { uint k_words[]; };
 layout(std430, binding = 2) readonly buffer VBuf { uint v_words[]; };
 layout(std430, binding = 3) readonly buffer TableBuf { int block_table[]; };
-layout(std430, binding = 4) readonly buffer PosBuf { int positions[]; };
+layout(std430, binding = 4) readonly buffer TokBuf { int tokens[]; };
 layout(std430, binding = 5) writeonly buffer OutBuf { float outv[]; };
 
 layout(push_constant, std430) uniform Push {
@@ -74,7 +75,8 @@ void main() {
   for (uint d = tid; d < hd; d += 64u) q_s[d] = q[qbase + d];
   barrier();
 
-  const uint n_keys = uint(positions[t]) + 1u;
+  const uint n_keys = uint(tokens[2u * t]) + 1u;
+  const uint table = uint(tokens[2u * t + 1u]);
   float m = NEG_BIG;  // running max of the scores seen so far
   float l = 0.0;      // running sum of exp(score - m)
   float acc[DIMS_PER_THREAD];
@@ -85,7 +87,7 @@ void main() {
     const bool valid = p < n_keys;
     float s = NEG_BIG;
     if (valid) {
-      const uint off = uint(block_table[p / pc.block_size]) * pc.block_stride +
+      const uint off = uint(block_table[table + p / pc.block_size]) * pc.block_stride +
                        kvh * pc.head_stride + (p % pc.block_size) * pc.pos_stride;
       off_s[tid] = off;
       float dot = 0.0;
