@@ -15,7 +15,10 @@
 #include <vector>
 
 #include "backend/ref_backend.h"
+#include "backend/vulkan/vk_buffer.h"
 #include "backend/vulkan/vk_context.h"
+#include "backend/vulkan/vk_kernels.h"
+#include "backend/vulkan/vk_runner.h"
 #include "backend/vulkan/vulkan_backend.h"
 #include "gguf/gguf_file.h"
 #include "kernels/ref/quantize.h"
@@ -113,7 +116,7 @@ FileMatrix file_matrix(const std::string& model, GgmlType type, int64_t rows) {
 }
 
 void check_matmul(Backend& gpu, const WeightMatrix& w, const std::string& what,
-                  std::vector<int64_t> token_counts = {1, 3, 8, 11}) {
+                  std::vector<int64_t> token_counts = {1, 3, 8, 11, 16, 45, 70}) {
   auto ref = make_ref_backend();
   for (int64_t n_tokens : token_counts) {
     const auto x = random_floats(static_cast<size_t>(n_tokens * w.cols), 100 + n_tokens);
@@ -333,6 +336,53 @@ TEST_F(VulkanKernels, KvCacheIsLimitedToOneBufferPerLayer) {
       << too_many.message();
   EXPECT_TRUE(
       KvStorage::create(gpu(), shape, std::min<int64_t>(most, 64), 16, GgmlType::F16).is_ok());
+}
+
+// A list of commands equal to one run before (same kernels, buffers, ranges and push
+// constants; only the data differs, as from one decode step to the next) runs the same
+// command buffer again; a different list is recorded, and a destroyed buffer makes the
+// runner forget what it kept (a recording may name the buffer's handle).
+TEST(VulkanRunner, AnEqualListRunsItsRecordingAgain) {
+  auto ctx = vk::Context::create(-1);
+  ASSERT_TRUE(ctx.is_ok()) << ctx.message();
+  vk::Kernels kernels(**ctx);
+  auto runner = vk::Runner::create(**ctx);
+  ASSERT_TRUE(runner.is_ok()) << runner.message();
+  constexpr uint32_t n = 1000;
+  auto x = vk::Buffer::create(**ctx, n * 4, vk::Memory::kHost);
+  auto y = vk::Buffer::create(**ctx, n * 4, vk::Memory::kHost);
+  ASSERT_TRUE(x.is_ok() && y.is_ok());
+  auto add = kernels.get("add", 2, sizeof(uint32_t));
+  ASSERT_TRUE(add.is_ok()) << add.message();
+  vk::Runner& r = **runner;
+  auto run = [&](float a, float b, uint32_t count) {
+    auto* xs = reinterpret_cast<float*>(x->mapped());
+    auto* ys = reinterpret_cast<float*>(y->mapped());
+    for (uint32_t i = 0; i < n; ++i) {
+      xs[i] = a;
+      ys[i] = b;
+    }
+    r.begin();
+    ASSERT_TRUE(
+        r.dispatch(**add, {&*x, &*y}, &count, vk::Groups::spread((count + 63) / 64)).is_ok());
+    r.barrier();
+    ASSERT_TRUE(r.submit_and_wait().is_ok());
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(xs[i], i < count ? a + b : a) << i;
+  };
+  run(1, 2, n);
+  EXPECT_EQ(r.recorded(), 1u);
+  EXPECT_EQ(r.reused(), 0u);
+  run(3, 4, n);  // new data, same list
+  EXPECT_EQ(r.recorded(), 1u);
+  EXPECT_EQ(r.reused(), 1u);
+  run(5, 6, n / 2);  // other push constants
+  EXPECT_EQ(r.recorded(), 2u);
+  run(7, 8, n);
+  EXPECT_EQ(r.reused(), 2u);
+  { auto gone = vk::Buffer::create(**ctx, 64, vk::Memory::kHost); }
+  run(9, 10, n);
+  EXPECT_EQ(r.recorded(), 3u);
+  EXPECT_EQ(r.reused(), 2u);
 }
 
 TEST(VulkanDevices, ListingNamesEachDevice) {

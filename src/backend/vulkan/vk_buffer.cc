@@ -1,5 +1,6 @@
 #include "backend/vulkan/vk_buffer.h"
 
+#include <atomic>
 #include <utility>
 
 namespace duet::vk {
@@ -71,8 +72,17 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
   return *this;
 }
 
+namespace {
+std::atomic<uint64_t> destroyed{0};
+}  // namespace
+
+uint64_t buffers_destroyed() { return destroyed.load(std::memory_order_relaxed); }
+
 void Buffer::reset() {
-  if (buffer_ != VK_NULL_HANDLE) vkDestroyBuffer(device_, buffer_, nullptr);
+  if (buffer_ != VK_NULL_HANDLE) {
+    vkDestroyBuffer(device_, buffer_, nullptr);
+    destroyed.fetch_add(1, std::memory_order_relaxed);
+  }
   if (memory_ != VK_NULL_HANDLE) vkFreeMemory(device_, memory_, nullptr);  // unmaps too
   buffer_ = VK_NULL_HANDLE;
   memory_ = VK_NULL_HANDLE;

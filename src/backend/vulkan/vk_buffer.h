@@ -18,6 +18,11 @@ enum class Memory {
   kHost,    // host-visible and coherent, for staging and per-call data
 };
 
+// How many buffers have been destroyed so far (by any context): a recorded command buffer
+// that names buffers is valid only while none of them went, so the runner forgets its
+// recordings when this changes.
+uint64_t buffers_destroyed();
+
 class Buffer {
  public:
   Buffer() = default;

@@ -97,7 +97,7 @@ class VulkanBackend final : public Backend {
   ~VulkanBackend() override { flush(); }
 
   Status init() {
-    auto runner = vk::Runner::create(*ctx_, kMaxDispatches);
+    auto runner = vk::Runner::create(*ctx_);
     if (!runner) return runner.status();
     runner_ = std::move(runner.value());
     const vk::DeviceInfo& dev = ctx_->info();
@@ -334,9 +334,7 @@ class VulkanBackend final : public Backend {
   }
 
  private:
-  // Dispatches between two submits: a forward pass of the largest models records about
-  // twenty per layer; beyond this many, the recording is submitted and continued.
-  static constexpr uint32_t kMaxDispatches = 2048;
+  static constexpr int64_t kTiledTokens = 16;
 
   static uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
   static uint32_t u32(size_t v) { return static_cast<uint32_t>(v); }
@@ -560,23 +558,32 @@ class VulkanBackend final : public Backend {
   }
 
   // y = x · wᵀ for nt tokens, every piece of w, into the recording (w is on the device).
+  // Decode-sized steps read each weight row once for all their tokens (matmul: a workgroup
+  // per row); from kTiledTokens on, the tiled GEMM (matmul_tiled: 64 rows x 32 tokens per
+  // workgroup, each decoded weight serving 32 tokens from shared memory).
   void record_matmul(const WeightMatrix& w, vk::Binding x, vk::Binding y, int64_t nt) {
     const DeviceMatrix* m = &on_device(w);
-    const std::string kernel = std::string("matmul_") + type_suffix(w.type);
+    const bool tiled = nt >= kTiledTokens;
+    const std::string kernel =
+        std::string(tiled ? "matmul_tiled_" : "matmul_") + type_suffix(w.type);
     for (size_t p = 0; p < m->pieces.size(); ++p) {
       const int64_t first = static_cast<int64_t>(p) * m->rows_per_piece;
       const int64_t rows = std::min(m->rows_per_piece, w.rows - first);
       const MatmulPush push{u32(rows), u32(w.cols), u32(w.row_bytes),
                             u32(nt),   u32(w.rows), u32(first)};
-      dispatch(kernel, {&m->pieces[p], x, y}, &push, sizeof push,
-               Groups::spread(static_cast<uint64_t>(rows)));
+      Groups g = Groups::spread(static_cast<uint64_t>(rows));
+      if (tiled) {
+        g.x = u32((rows + 63) / 64);
+        g.y = u32((nt + 31) / 32);
+      }
+      dispatch(kernel, {&m->pieces[p], x, y}, &push, sizeof push, g);
     }
   }
 
   // Starts a recording unless one is open.
   void recording() {
     if (recording_) return;
-    if (Status s = runner_->begin(); !s) fatal(s.message());
+    runner_->begin();
     recording_ = true;
   }
 
@@ -587,10 +594,6 @@ class VulkanBackend final : public Backend {
     auto k = kernels_.get(kernel, static_cast<uint32_t>(buffers.size()), push_bytes);
     if (!k) fatal(k.message());
     recording();
-    if (runner_->full()) {  // run what is recorded and go on; the arena stays as it is
-      if (Status s = runner_->submit_and_wait(); !s) fatal(s.message());
-      if (Status s = runner_->begin(); !s) fatal(s.message());
-    }
     if (Status s = runner_->dispatch(**k, buffers, push, groups); !s)
       fatal(kernel + ": " + s.message());
   }
