@@ -121,6 +121,10 @@ class Backend {
     return allocate_host_buffer(bytes);
   }
 
+  // Called once at load for each norm weight vector rmsnorm will be given (`w`, which stays
+  // valid and unchanged): a device backend keeps a copy instead of uploading it per call.
+  virtual void prepare_vector(std::span<const float> w) { (void)w; }
+
   // y: [n_tokens × w.rows] = x: [n_tokens × w.cols] · wᵀ
   virtual void matmul(const WeightMatrix& w, ConstFloats x, int64_t n_tokens, Floats y) = 0;
   // ys[i] = x · ws[i]ᵀ for matrices that read the same input (Q, K and V; gate and up), as

@@ -47,6 +47,10 @@ Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
     }
   }
   prepare(m->weights_.output);
+  for (const Qwen3Layer& l : m->weights_.layers)
+    for (const std::vector<float>* v : {&l.attn_norm, &l.ffn_norm, &l.q_norm, &l.k_norm})
+      m->backend_->prepare_vector(*v);
+  m->backend_->prepare_vector(m->weights_.output_norm);
   const WeightMatrix& table = m->weights_.token_embd;
   if (m->backend_->prepare_table(table))
     m->file_->release(table.data, static_cast<size_t>(table.rows) * table.row_bytes);

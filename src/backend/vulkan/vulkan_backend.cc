@@ -122,6 +122,13 @@ class VulkanBackend final : public Backend {
   bool prepare_weights(const WeightMatrix& w) override { return weights(w) != nullptr; }
   bool prepare_table(const WeightMatrix& table) override { return weights(table) != nullptr; }
 
+  void prepare_vector(std::span<const float> w) override {
+    if (vectors_.count(w.data())) return;
+    auto b = upload(reinterpret_cast<const uint8_t*>(w.data()), w.size_bytes());
+    if (!b) return fail("a norm weight vector: " + b.message());
+    vectors_.emplace(w.data(), DeviceVector{std::move(b.value()), w.size()});
+  }
+
   void matmul(const WeightMatrix& w, ConstFloats x, int64_t n_tokens, Floats y) override {
     const WeightMatrix* ws[] = {&w};
     const Floats ys[] = {y};
@@ -217,7 +224,7 @@ class VulkanBackend final : public Backend {
     const bool in_place = !device(x) && x.host() == y.host();
     const vk::Binding xb = in_place ? inout(y, 0, bytes) : in(x, 0, bytes);
     const vk::Binding yb = in_place ? xb : out(y, 0, bytes);
-    const vk::Binding wb = in(ConstFloats(w), 0, floats(dim));
+    const vk::Binding wb = norm_weights(w, dim);
     const RmsnormPush push{u32(rows), u32(dim), eps};
     dispatch("rmsnorm", {xb, wb, yb}, &push, sizeof push,
              Groups::spread(static_cast<uint64_t>(rows)));
@@ -385,6 +392,14 @@ class VulkanBackend final : public Backend {
     if (const Buffer* b = device(v)) return {b, offset, bytes};
     uint8_t* at = nullptr;
     return upload_arena(bytes, &at);
+  }
+  // A norm weight vector: its device copy when prepare_vector made one, else a copy in
+  // the upload arena.
+  vk::Binding norm_weights(const float* w, int64_t dim) {
+    if (auto it = vectors_.find(w);
+        it != vectors_.end() && it->second.n == static_cast<size_t>(dim))
+      return &it->second.buffer;
+    return in(ConstFloats(w), 0, floats(dim));
   }
   vk::Binding upload_ints(std::span<const int32_t> values) {
     int32_t* at = nullptr;
@@ -639,6 +654,11 @@ class VulkanBackend final : public Backend {
   vk::Kernels kernels_;
   std::unique_ptr<vk::Runner> runner_;
   std::map<WeightKey, DeviceMatrix> weights_;
+  struct DeviceVector {
+    Buffer buffer;
+    size_t n = 0;
+  };
+  std::map<const float*, DeviceVector> vectors_;  // prepared norm weights, by address
   size_t uploaded_bytes_ = 0;
   size_t align_ = 16;  // of binding offsets into the arena
   bool recording_ = false;
