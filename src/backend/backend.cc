@@ -29,14 +29,11 @@ void Backend::gather_rows(ConstFloats src, std::span<const int64_t> rows, int64_
     std::copy_n(src.host() + rows[i] * width, width, dst.host() + static_cast<int64_t>(i) * width);
 }
 
-void Backend::qk_norm_rope(Floats q, Floats k, const float* q_norm, const float* k_norm,
-                           int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
-                           float eps, const int32_t* positions, const double* inv_freq,
-                           double mscale) {
-  rmsnorm(q, q_norm, n_tokens * n_head, head_dim, eps, q);
-  rmsnorm(k, k_norm, n_tokens * n_head_kv, head_dim, eps, k);
-  rope_neox(q, n_tokens, n_head, head_dim, positions, inv_freq, mscale);
-  rope_neox(k, n_tokens, n_head_kv, head_dim, positions, inv_freq, mscale);
+void Backend::qk_norm_rope(const QkNormRope& a) {
+  rmsnorm(a.q, a.q_norm, a.n_tokens * a.n_head, a.head_dim, a.eps, a.q);
+  rmsnorm(a.k, a.k_norm, a.n_tokens * a.n_head_kv, a.head_dim, a.eps, a.k);
+  rope_neox(a.q, a.n_tokens, a.n_head, a.head_dim, a.rope);
+  rope_neox(a.k, a.n_tokens, a.n_head_kv, a.head_dim, a.rope);
 }
 
 void Backend::store_kv(const KvLayer& kv, const StepLayout& step, ConstFloats k, ConstFloats v) {

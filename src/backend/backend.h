@@ -37,6 +37,26 @@ struct AttentionShape {
   float scale = 1.0f;  // applied to q·k before the softmax
 };
 
+// The rotation of a step's tokens: NEOX RoPE of token t at positions[t], with head_dim / 2
+// frequencies inv_freq and cos/sin scaled by mscale (YaRN's attention factor; 1 without).
+struct RopeAngles {
+  const int32_t* positions = nullptr;
+  const double* inv_freq = nullptr;
+  double mscale = 1.0;
+};
+
+// Qwen3's query/key preparation of a step: each head's vector of q [n_tokens × n_head ×
+// head_dim] and k [n_tokens × n_head_kv × head_dim] RMS-normed with q_norm / k_norm (over
+// head_dim, eps), then rotated by `rope`, in place.
+struct QkNormRope {
+  Floats q, k;
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  int64_t n_tokens = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
+  float eps = 1e-6f;
+  RopeAngles rope;
+};
+
 // One layer of a paged KV cache, its K and V blocks in buffers of the backend that
 // computes with it (kv/kv_storage.h allocates them and says how blocks are laid out:
 // head-major, PagedKvView::head_major).
@@ -152,16 +172,10 @@ class Backend {
                        Floats y) = 0;
   // NEOX RoPE in place over [n_tokens × n_heads × head_dim]
   virtual void rope_neox(Floats x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
-                         const int32_t* positions, const double* inv_freq, double mscale) = 0;
-  // Qwen3's query/key preparation: each head's vector of q [n_tokens × n_head × head_dim]
-  // and k [n_tokens × n_head_kv × head_dim] RMS-normed (q_norm, k_norm over head_dim), then
-  // NEOX-rotated at its token's position, in place. The same values as rmsnorm, then
-  // rope_neox, on each; one call so that a backend may do it in one pass. That is the
-  // default.
-  virtual void qk_norm_rope(Floats q, Floats k, const float* q_norm, const float* k_norm,
-                            int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
-                            float eps, const int32_t* positions, const double* inv_freq,
-                            double mscale);
+                         const RopeAngles& rope) = 0;
+  // The same values as rmsnorm, then rope_neox, on q and on k; one call so that a backend
+  // may do it in one pass. That is the default.
+  virtual void qk_norm_rope(const QkNormRope& a);
   // A step's keys and values (k, v: [n_tokens × n_head_kv × head_dim]) into layer `kv` of
   // the cache, token t at row step.slots[t]. The default encodes them on the host
   // (encode_rows); a device backend writes its own buffers.

@@ -102,9 +102,9 @@ class CpuBackend final : public Backend {
   }
 
   void rope_neox(Floats xv, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
-                 const int32_t* positions, const double* inv_freq, double mscale) override {
+                 const RopeAngles& rope) override {
     const int64_t half = head_dim / 2;
-    update_rope_table(n_tokens, half, positions, inv_freq, mscale);
+    update_rope_table(n_tokens, half, rope);
     float* x = xv.host();
     const int64_t per_task =
         std::max<int64_t>(1, kParallelElems / std::max<int64_t>(n_heads * head_dim, 1));
@@ -118,14 +118,15 @@ class CpuBackend final : public Backend {
 
   // One job instead of four: each task norms and rotates whole heads, a token's query heads
   // and then its key heads, so a head is read and written once.
-  void qk_norm_rope(Floats q_view, Floats k_view, const float* q_norm, const float* k_norm,
-                    int64_t n_tokens, int64_t n_head, int64_t n_head_kv, int64_t head_dim,
-                    float eps, const int32_t* positions, const double* inv_freq,
-                    double mscale) override {
+  void qk_norm_rope(const QkNormRope& a) override {
+    const int64_t n_tokens = a.n_tokens, n_head = a.n_head, n_head_kv = a.n_head_kv,
+                  head_dim = a.head_dim;
+    const float eps = a.eps;
+    const float *q_norm = a.q_norm, *k_norm = a.k_norm;
+    float* q = a.q.host();
+    float* k = a.k.host();
     const int64_t half = head_dim / 2;
-    update_rope_table(n_tokens, half, positions, inv_freq, mscale);
-    float* q = q_view.host();
-    float* k = k_view.host();
+    update_rope_table(n_tokens, half, a.rope);
     const int64_t heads =
         n_head + n_head_kv;  // a token's rows: its query heads, then its key heads
     const int64_t per_task = std::max<int64_t>(1, kParallelElems / std::max<int64_t>(head_dim, 1));
@@ -232,8 +233,10 @@ class CpuBackend final : public Backend {
   // cos/sin of every (token, frequency) of the call, scaled by mscale. A forward pass
   // rotates q and k of every layer at the same positions, so the table is rebuilt only when
   // the positions or frequencies change. The angles are computed in double as in ref.
-  void update_rope_table(int64_t n_tokens, int64_t half, const int32_t* positions,
-                         const double* inv_freq, double mscale) {
+  void update_rope_table(int64_t n_tokens, int64_t half, const RopeAngles& rope) {
+    const int32_t* positions = rope.positions;
+    const double* inv_freq = rope.inv_freq;
+    const double mscale = rope.mscale;
     const bool same = rope_mscale_ == mscale && rope_freq_.size() == static_cast<size_t>(half) &&
                       std::equal(rope_freq_.begin(), rope_freq_.end(), inv_freq) &&
                       rope_pos_.size() == static_cast<size_t>(n_tokens) &&

@@ -21,8 +21,9 @@ class RefBackend final : public Backend {
     ref::rmsnorm(x.host(), w, rows, dim, eps, y.host());
   }
   void rope_neox(Floats x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
-                 const int32_t* positions, const double* inv_freq, double mscale) override {
-    ref::rope_neox(x.host(), n_tokens, n_heads, head_dim, positions, inv_freq, mscale);
+                 const RopeAngles& rope) override {
+    ref::rope_neox(x.host(), n_tokens, n_heads, head_dim, rope.positions, rope.inv_freq,
+                   rope.mscale);
   }
   void swiglu(ConstFloats gate, ConstFloats up, int64_t n, Floats out) override {
     ref::swiglu(gate.host(), up.host(), n, out.host());

@@ -102,8 +102,18 @@ void Qwen3Model::attention_block(const Qwen3Layer& L, const KvLayer& kv, const B
   const Floats qkv_y[] = {*w.q, *w.k, *w.v};
   be.matmul_same_input(qkv_w, *w.h, n, qkv_y);
   // Qwen3's QK-norm: RMSNorm over each head's vector before the rotation.
-  be.qk_norm_rope(*w.q, *w.k, L.q_norm.data(), L.k_norm.data(), n, c.n_head, c.n_head_kv,
-                  c.head_dim, c.rms_eps, b.positions.data(), rope_.inv_freq.data(), rope_.mscale);
+  QkNormRope prep;
+  prep.q = *w.q;
+  prep.k = *w.k;
+  prep.q_norm = L.q_norm.data();
+  prep.k_norm = L.k_norm.data();
+  prep.n_tokens = n;
+  prep.n_head = c.n_head;
+  prep.n_head_kv = c.n_head_kv;
+  prep.head_dim = c.head_dim;
+  prep.eps = c.rms_eps;
+  prep.rope = {b.positions.data(), rope_.inv_freq.data(), rope_.mscale};
+  be.qk_norm_rope(prep);
   // Every chunk's keys/values go into the cache before any attention reads it: chunks of
   // different sequences never share blocks that are being written.
   const StepLayout step = b.step();

@@ -504,7 +504,7 @@ TEST_P(CpuIsaTest, RopeMatchesReference) {
         const std::vector<float> x = random_activations(T * heads * head_dim, 9);
         std::vector<float> want = x, got = x;
         ref::rope_neox(want.data(), T, heads, head_dim, pos->data(), inv_freq.data(), mscale);
-        be->rope_neox(got.data(), T, heads, head_dim, pos->data(), inv_freq.data(), mscale);
+        be->rope_neox(got.data(), T, heads, head_dim, {pos->data(), inv_freq.data(), mscale});
         const int64_t half = head_dim / 2;
         for (int64_t i = 0; i < T * heads * head_dim; ++i) {
           const int64_t j = i % head_dim, pair = j < half ? i + half : i - half;
@@ -538,10 +538,21 @@ TEST_P(CpuIsaTest, QkNormRopeEqualsNormsThenRotations) {
       std::vector<float> q_want = q0, k_want = k0, q_got = q0, k_got = k0;
       be->rmsnorm(q_want.data(), qw.data(), T * n_head, head_dim, 1e-6f, q_want.data());
       be->rmsnorm(k_want.data(), kw.data(), T * n_head_kv, head_dim, 1e-6f, k_want.data());
-      be->rope_neox(q_want.data(), T, n_head, head_dim, pos.data(), inv_freq.data(), 1.1);
-      be->rope_neox(k_want.data(), T, n_head_kv, head_dim, pos.data(), inv_freq.data(), 1.1);
-      be->qk_norm_rope(q_got.data(), k_got.data(), qw.data(), kw.data(), T, n_head, n_head_kv,
-                       head_dim, 1e-6f, pos.data(), inv_freq.data(), 1.1);
+      const RopeAngles rope{pos.data(), inv_freq.data(), 1.1};
+      be->rope_neox(q_want.data(), T, n_head, head_dim, rope);
+      be->rope_neox(k_want.data(), T, n_head_kv, head_dim, rope);
+      QkNormRope prep;
+      prep.q = q_got.data();
+      prep.k = k_got.data();
+      prep.q_norm = qw.data();
+      prep.k_norm = kw.data();
+      prep.n_tokens = T;
+      prep.n_head = n_head;
+      prep.n_head_kv = n_head_kv;
+      prep.head_dim = head_dim;
+      prep.eps = 1e-6f;
+      prep.rope = rope;
+      be->qk_norm_rope(prep);
       EXPECT_EQ(q_got, q_want);
       EXPECT_EQ(k_got, k_want);
     }

@@ -244,8 +244,10 @@ TEST_F(VulkanKernels, RopeMatchesReferenceAtLongPositions) {
   const std::vector<int32_t> positions = {0, 1, 4095, 40000};
   auto want = random_floats(static_cast<size_t>(n_tokens * n_heads * head_dim), 13);
   auto got = want;
-  ref->rope_neox(want.data(), n_tokens, n_heads, head_dim, positions.data(), inv_freq.data(), 1.1);
-  gpu().rope_neox(got.data(), n_tokens, n_heads, head_dim, positions.data(), inv_freq.data(), 1.1);
+  ref->rope_neox(want.data(), n_tokens, n_heads, head_dim,
+                 {positions.data(), inv_freq.data(), 1.1});
+  gpu().rope_neox(got.data(), n_tokens, n_heads, head_dim,
+                  {positions.data(), inv_freq.data(), 1.1});
   expect_close(got, want, 1e-5, "rope");
 }
 

@@ -232,9 +232,9 @@ class VulkanBackend final : public Backend {
   }
 
   void rope_neox(Floats x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
-                 const int32_t* positions, const double* inv_freq, double mscale) override {
+                 const RopeAngles& rope) override {
     const int64_t half = head_dim / 2;
-    const Buffer& table = rope_table(n_tokens, half, positions, inv_freq, mscale);
+    const Buffer& table = rope_table(n_tokens, half, rope.positions, rope.inv_freq, rope.mscale);
     const vk::Binding xb = inout(x, 0, floats(n_tokens * n_heads * head_dim));
     const RopePush push{u32(n_tokens), u32(n_heads), u32(head_dim)};
     dispatch("rope_neox", {xb, &table}, &push, sizeof push,
