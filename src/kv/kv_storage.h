@@ -23,6 +23,7 @@
 
 namespace duet {
 
+// A KvStorage must not outlive the backend that allocated it.
 class KvStorage {
  public:
   static Result<std::unique_ptr<KvStorage>> create(Backend& backend, const KvShape& shape,

@@ -213,13 +213,23 @@ Status Qwen3Model::forward(std::span<const int32_t> tokens, SequenceKv& seq, boo
                            std::vector<float>& logits) {
   constexpr int64_t kBlock = 256;
   if (!seq.storage_) {
-    const int64_t n_blocks = (config_.max_context() + kBlock - 1) / kBlock;
+    // The whole context, as far as the backend's buffers go (a device backend holds each
+    // layer's K and V in one buffer, allocated now rather than as it is written).
+    const int64_t n_blocks =
+        std::min((config_.max_context() + kBlock - 1) / kBlock,
+                 KvStorage::max_blocks(*backend_, config_.kv_shape(), kBlock, GgmlType::F32));
     auto storage = new_kv_storage(n_blocks, kBlock, GgmlType::F32);
     if (!storage) return storage.status();
     seq.storage_ = std::move(storage.value());
     seq.block_table_.resize(static_cast<size_t>(n_blocks));
     for (int64_t i = 0; i < n_blocks; ++i) seq.block_table_[i] = static_cast<int32_t>(i);
   }
+  const int64_t capacity = static_cast<int64_t>(seq.block_table_.size()) * kBlock;
+  if (seq.length_ + static_cast<int64_t>(tokens.size()) > capacity &&
+      capacity < config_.max_context())
+    return Status::error(std::to_string(seq.length_ + static_cast<int64_t>(tokens.size())) +
+                         " positions exceed the " + std::to_string(capacity) +
+                         " that one sequence's F32 KV cache holds on " + backend_->name());
   ForwardChunk chunk{tokens, seq.length_, seq.block_table_,
                      all_logits ? LogitsFor::kAll : LogitsFor::kLast};
   DUET_TRY(forward_batch(std::span<const ForwardChunk>(&chunk, 1), *seq.storage_, logits));

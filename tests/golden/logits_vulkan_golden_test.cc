@@ -4,13 +4,16 @@
 // Then the same prompt evaluated in pieces and as several sequences of one batch, over a
 // paged F16 cache, against the reference backend doing the same.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "backend/ref_backend.h"
 #include "backend/vulkan/vulkan_backend.h"
+#include "forge/forge.h"
 #include "model/qwen3_model.h"
 #include "support/golden_logits.h"
 #include "support/test_util.h"
@@ -92,6 +95,53 @@ TEST(LogitsVulkan, BatchOfSequencesOverPagedF16CacheMatchesReference) {
   const double rel = std::sqrt(err / norm);
   std::printf("batch over a paged F16 cache, vulkan vs reference: rel L2 %.3g\n", rel);
   EXPECT_LT(rel, 1e-5);
+}
+
+// A single sequence's F32 cache for a context whose layers do not fit one device buffer
+// (40,960 positions x 1,024 values x 4 bytes = 160 MiB per layer; lavapipe binds 128 MiB):
+// `duet logits` still runs, over as many positions as the device holds, and says so when a
+// sequence goes past them.
+TEST(LogitsVulkan, ASequenceLargerThanOneBufferIsCappedNotRefused) {
+  const std::string path =
+      ::testing::TempDir() + "/vulkan_wide_kv_" + std::to_string(getpid()) + ".gguf";
+  ForgeOptions o;
+  o.shape.n_layer = 1;
+  o.shape.n_embd = 64;
+  o.shape.n_head = 8;
+  o.shape.n_head_kv = 8;
+  o.shape.head_dim = 128;
+  o.shape.n_ff = 96;
+  o.shape.n_ctx = 40960;
+  o.type = GgmlType::Q8_0;
+  ASSERT_TRUE(forge_model(o, make_byte_vocab(), path).is_ok());
+  auto backend = vulkan_or_fail();
+  ASSERT_NE(backend, nullptr);
+  const size_t per_layer = size_t{40960} * 1024 * 4;
+  const bool capped = backend->max_buffer_bytes() < per_layer;
+  auto gpu = Qwen3Model::load(path, std::move(backend));
+  auto ref = Qwen3Model::load(path, make_ref_backend());
+  ASSERT_TRUE(gpu.is_ok()) << gpu.message();
+  ASSERT_TRUE(ref.is_ok()) << ref.message();
+  const std::vector<int32_t> tokens = {1, 7, 42, 99, 3};
+  std::vector<float> want, got;
+  SequenceKv ref_kv = (*ref)->new_sequence(), gpu_kv = (*gpu)->new_sequence();
+  ASSERT_TRUE((*ref)->forward(tokens, ref_kv, true, want).is_ok());
+  Status s = (*gpu)->forward(tokens, gpu_kv, true, got);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  ASSERT_EQ(got.size(), want.size());
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    err += (got[i] - want[i]) * (got[i] - want[i]);
+    norm += want[i] * want[i];
+  }
+  EXPECT_LT(std::sqrt(err / norm), 1e-5);
+  if (capped) {  // far past what the device holds: a clear error, not a wrong answer
+    std::vector<int32_t> many(static_cast<size_t>(40000), 5);
+    s = (*gpu)->forward(many, gpu_kv, false, got);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("F32 KV cache holds"), std::string::npos) << s.message();
+  }
+  std::remove(path.c_str());
 }
 
 }  // namespace
