@@ -145,6 +145,11 @@ class Backend {
   // valid and unchanged): a device backend keeps a copy instead of uploading it per call.
   virtual void prepare_vector(std::span<const float> w) { (void)w; }
 
+  // Ends a forward pass: everything asked so far has been computed when it returns (a
+  // device backend that defers work runs it now). The model calls it once per pass, so a
+  // pass that wants no logits (a prefill chunk) still takes its time inside the pass.
+  virtual void finish() {}
+
   // y: [n_tokens × w.rows] = x: [n_tokens × w.cols] · wᵀ
   virtual void matmul(const WeightMatrix& w, ConstFloats x, int64_t n_tokens, Floats y) = 0;
   // ys[i] = x · ws[i]ᵀ for matrices that read the same input (Q, K and V; gate and up), as

@@ -194,10 +194,12 @@ Status Qwen3Model::forward_batch(std::span<const ForwardChunk> chunks, KvStorage
   // Only the rows whose logits are wanted go through the final norm and the vocabulary;
   // the logits are the one thing that comes back to the host.
   logits.resize(static_cast<size_t>(n_rows * c.n_vocab));
-  if (n_rows == 0) return Status::ok();
-  be.gather_rows(*w.x, b.logit_rows, c.n_embd, *w.picked);
-  be.rmsnorm(*w.picked, weights_.output_norm.data(), n_rows, c.n_embd, c.rms_eps, *w.normed);
-  be.matmul(weights_.output, *w.normed, n_rows, logits.data());
+  if (n_rows > 0) {
+    be.gather_rows(*w.x, b.logit_rows, c.n_embd, *w.picked);
+    be.rmsnorm(*w.picked, weights_.output_norm.data(), n_rows, c.n_embd, c.rms_eps, *w.normed);
+    be.matmul(weights_.output, *w.normed, n_rows, logits.data());
+  }
+  be.finish();
   return Status::ok();
 }
 size_t Qwen3Model::weight_bytes_read_per_token() const {

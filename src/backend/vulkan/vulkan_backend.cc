@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -118,6 +119,8 @@ class VulkanBackend final : public Backend {
     if (!b) return b.status();
     return std::unique_ptr<BackendBuffer>(std::make_unique<DeviceBuffer>(std::move(b.value())));
   }
+
+  void finish() override { flush(); }
 
   bool prepare_weights(const WeightMatrix& w) override { return weights(w) != nullptr; }
   bool prepare_table(const WeightMatrix& table) override { return weights(table) != nullptr; }
@@ -234,10 +237,10 @@ class VulkanBackend final : public Backend {
   void rope_neox(Floats x, int64_t n_tokens, int64_t n_heads, int64_t head_dim,
                  const RopeAngles& rope) override {
     const int64_t half = head_dim / 2;
-    const Buffer& table = rope_table(n_tokens, half, rope.positions, rope.inv_freq, rope.mscale);
+    const vk::Binding table = rope_table(n_tokens, half, rope);
     const vk::Binding xb = inout(x, 0, floats(n_tokens * n_heads * head_dim));
     const RopePush push{u32(n_tokens), u32(n_heads), u32(head_dim)};
-    dispatch("rope_neox", {xb, &table}, &push, sizeof push,
+    dispatch("rope_neox", {xb, table}, &push, sizeof push,
              Groups::spread(elementwise_groups(static_cast<uint64_t>(n_tokens * n_heads * half))));
     end_op();
   }
@@ -273,12 +276,12 @@ class VulkanBackend final : public Backend {
     const Buffer* vc = device(kv.v);
     if (!kc || !vc) return Backend::attention(kv, step, q, out_view, s);
     const int64_t n = static_cast<int64_t>(step.positions.size());
-    std::vector<int32_t>& tokens = token_info_;
-    tokens.clear();
+    std::vector<int32_t>& tokens = token_info_;  // per token: position, table start
+    tokens.assign(static_cast<size_t>(2 * n), 0);
     for (const StepChunk& c : step.chunks)
-      for (int64_t t = 0; t < c.n_tokens; ++t) {
-        tokens.push_back(step.positions[static_cast<size_t>(c.first + t)]);
-        tokens.push_back(static_cast<int32_t>(c.table_start));
+      for (int64_t t = c.first; t < c.first + c.n_tokens; ++t) {
+        tokens[static_cast<size_t>(2 * t)] = step.positions[static_cast<size_t>(t)];
+        tokens[static_cast<size_t>(2 * t + 1)] = static_cast<int32_t>(c.table_start);
       }
     record_attention(kv.dtype, strides(kv), kc, vc, upload_ints(step.tables), upload_ints(tokens),
                      q, out_view, n, s);
@@ -454,32 +457,29 @@ class VulkanBackend final : public Backend {
 
   // The cos/sin table of a step's positions, computed on the host in double as the
   // reference does (a float angle pos · inv_freq loses its low bits at long positions),
-  // once per step: every layer rotates q and k at the same positions.
-  const Buffer& rope_table(int64_t n_tokens, int64_t half, const int32_t* positions,
-                           const double* inv_freq, double mscale) {
-    const std::vector<int32_t> pos(positions, positions + n_tokens);
-    if (pos == rope_positions_ && inv_freq == rope_inv_freq_ && mscale == rope_mscale_ &&
-        half == rope_half_)
-      return rope_table_;
-    flush();  // the recording may still read the old table
-    const size_t bytes = floats(n_tokens * half * 2);
-    if (!rope_table_ || rope_table_.size() < bytes) {
-      auto b = Buffer::create(*ctx_, bytes, vk::Memory::kHost);
-      if (!b) fatal("RoPE table: " + b.message());
-      rope_table_ = std::move(b.value());
-    }
-    auto* cs = reinterpret_cast<float*>(rope_table_.mapped());
+  // once per step: every layer rotates q and k at the same positions. It goes into the
+  // upload arena with the step's other inputs, so it costs no submit of its own.
+  vk::Binding rope_table(int64_t n_tokens, int64_t half, const RopeAngles& rope) {
+    const std::span<const int32_t> pos(rope.positions, static_cast<size_t>(n_tokens));
+    if (rope_.binding && rope_.recording == submits_ && rope_.inv_freq == rope.inv_freq &&
+        rope_.mscale == rope.mscale && rope_.half == half &&
+        std::equal(pos.begin(), pos.end(), rope_.positions.begin(), rope_.positions.end()))
+      return *rope_.binding;
+    float* cs = nullptr;
+    const vk::Binding b = upload_arena(floats(n_tokens * half * 2), &cs);
     for (int64_t t = 0; t < n_tokens; ++t)
       for (int64_t i = 0; i < half; ++i) {
-        const double a = static_cast<double>(positions[t]) * inv_freq[i];
-        cs[(t * half + i) * 2] = static_cast<float>(std::cos(a) * mscale);
-        cs[(t * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * mscale);
+        const double a = static_cast<double>(pos[t]) * rope.inv_freq[i];
+        cs[(t * half + i) * 2] = static_cast<float>(std::cos(a) * rope.mscale);
+        cs[(t * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * rope.mscale);
       }
-    rope_positions_ = pos;
-    rope_inv_freq_ = inv_freq;
-    rope_mscale_ = mscale;
-    rope_half_ = half;
-    return rope_table_;
+    rope_.positions.assign(pos.begin(), pos.end());
+    rope_.inv_freq = rope.inv_freq;
+    rope_.mscale = rope.mscale;
+    rope_.half = half;
+    rope_.recording = submits_;
+    rope_.binding = b;
+    return b;
   }
 
   // A matrix on the device: pieces of whole rows, each small enough for one buffer (one
@@ -628,6 +628,7 @@ class VulkanBackend final : public Backend {
     }
     for (const CopyOut& c : copy_outs_) std::memcpy(c.to, c.from, c.bytes);
     copy_outs_.clear();
+    ++submits_;  // what was in the arena is gone
     arena_piece_ = 0;
     arena_used_ = 0;
   }
@@ -665,12 +666,16 @@ class VulkanBackend final : public Backend {
   std::deque<Buffer> arena_;  // pieces (a deque: bindings point at them while it grows)
   size_t arena_piece_ = 0, arena_used_ = 0;
   std::vector<CopyOut> copy_outs_;
-  Buffer staging_;     // weight uploads to memory the host cannot map
-  Buffer rope_table_;  // the last rotation table and what it was computed for
-  std::vector<int32_t> rope_positions_;
-  const double* rope_inv_freq_ = nullptr;
-  double rope_mscale_ = 0;
-  int64_t rope_half_ = 0;
+  Buffer staging_;        // weight uploads to memory the host cannot map
+  uint64_t submits_ = 0;  // flushes so far: the arena's contents last until the next
+  struct RopeTable {      // the current recording's rotation table and what it is for
+    std::optional<vk::Binding> binding;
+    uint64_t recording = 0;
+    std::vector<int32_t> positions;
+    const double* inv_freq = nullptr;
+    double mscale = 0;
+    int64_t half = 0;
+  } rope_;
   std::vector<int32_t> token_info_;
   Status error_;
 };
