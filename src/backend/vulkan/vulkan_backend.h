@@ -3,7 +3,7 @@
 //
 // Weights are uploaded once at load, in the file's block layout. The model's activations
 // and KV cache are buffers of this backend (device memory), and a forward pass records every
-// operation into one command buffer that is submitted once, when the logits are read back:
+// operation into one command buffer that is submitted once, at the end of the pass:
 // per step only token ids, positions and block tables go in and logits come out. Operations
 // also take host memory (tests hold each shader to the reference that way): it is copied in
 // and out around a submit of its own.
