@@ -86,13 +86,8 @@ TEST(LogitsVulkan, BatchOfSequencesOverPagedF16CacheMatchesReference) {
   };
   const auto want = run(**ref), got = run(**gpu);
   ASSERT_EQ(got.size(), want.size());
-  double err = 0, norm = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    err += (got[i] - want[i]) * (got[i] - want[i]);
-    norm += want[i] * want[i];
-  }
   // Float accumulation against the reference's double: far below the golden tolerance.
-  const double rel = std::sqrt(err / norm);
+  const double rel = test::relative_l2(got, want);
   std::printf("batch over a paged F16 cache, vulkan vs reference: rel L2 %.3g\n", rel);
   EXPECT_LT(rel, 1e-5);
 }
@@ -129,12 +124,7 @@ TEST(LogitsVulkan, ASequenceLargerThanOneBufferIsCappedNotRefused) {
   Status s = (*gpu)->forward(tokens, gpu_kv, true, got);
   ASSERT_TRUE(s.is_ok()) << s.message();
   ASSERT_EQ(got.size(), want.size());
-  double err = 0, norm = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    err += (got[i] - want[i]) * (got[i] - want[i]);
-    norm += want[i] * want[i];
-  }
-  EXPECT_LT(std::sqrt(err / norm), 1e-5);
+  EXPECT_LT(test::relative_l2(got, want), 1e-5);
   if (capped) {  // far past what the device holds: a clear error, not a wrong answer
     std::vector<int32_t> many(static_cast<size_t>(40000), 5);
     s = (*gpu)->forward(many, gpu_kv, false, got);

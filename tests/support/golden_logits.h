@@ -17,6 +17,17 @@
 
 namespace duet::test {
 
+// ‖got − want‖ / ‖want‖, accumulated in double.
+inline double relative_l2(const std::vector<float>& got, const std::vector<float>& want) {
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double d = double(got[i]) - want[i];
+    err += d * d;
+    norm += double(want[i]) * want[i];
+  }
+  return std::sqrt(err / norm);
+}
+
 inline void expect_matches_golden_logits(const nlohmann::json& c, const std::vector<float>& logits,
                                          const std::string& label) {
   const int64_t n_vocab = c["n_vocab"];
