@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "text/bpe_tokenizer.h"
+#include "text/tokenizer/bpe_tokenizer.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Ollama request bodies (/api/chat, /api/generate). Streaming is the default; sampling lives
-// in "options"; "think" picks the mode (read by the mode resolver); a request with no
+// in "options"; "think" picks the mode (mode_fields.cc); a request with no
 // messages / no prompt only loads (or, with keep_alive 0, unloads) the model.
 #include <cctype>
 #include <limits>
@@ -124,6 +124,7 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
     }
   }
   DUET_TRY(request_detail::read_reasoning_format(body, r));
+  DUET_TRY(request_detail::read_mode_fields(body, r.mode_fields));
   return Status::ok();
 }
 

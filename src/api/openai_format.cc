@@ -208,20 +208,23 @@ void ResponseFormatter::accumulate(const OutputDelta& d) {
 
 nlohmann::ordered_json mode_json(const FinishInfo& f) {
   ordered_json j;
-  if (!f.mode_applies) {
+  if (f.mode.source == ThinkingSource::kRawPrompt) {
     j = {{"thinking", nullptr},
          {"mode_source", "raw_prompt"},
          {"reason", "raw prompt: no chat template, so the prompt itself sets the mode"}};
     return j;
   }
-  j = {{"thinking", f.mode.thinking}, {"mode_source", f.mode.source}, {"reason", f.mode.reason}};
-  if (f.mode.thinking && f.mode.budget) j["thinking_budget"] = *f.mode.budget;
+  j = {{"thinking", f.mode.enabled},
+       {"mode_source", thinking_source_name(f.mode.source)},
+       {"reason", f.mode.reason}};
+  if (f.mode.enabled && f.mode.budget) j["thinking_budget"] = *f.mode.budget;
   return j;
 }
 
-std::string mode_header(const ModeDecision& mode, bool applies) {
-  if (!applies) return "raw; source=raw_prompt";
-  return std::string(mode.thinking ? "thinking" : "non-thinking") + "; source=" + mode.source;
+std::string mode_header(const ThinkingDecision& mode) {
+  if (mode.source == ThinkingSource::kRawPrompt) return "raw; source=raw_prompt";
+  return std::string(mode.enabled ? "thinking" : "non-thinking") +
+         "; source=" + std::string(thinking_source_name(mode.source));
 }
 
 std::unique_ptr<ResponseFormatter> make_ollama_formatter(const FormatterConfig& config);

@@ -110,6 +110,7 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
   DUET_ASSIGN(skip_special, get_bool(body, "skip_special_tokens"));
   r.skip_special_tokens = skip_special.value_or(true);
   DUET_TRY(read_reasoning_format(body, r));
+  DUET_TRY(request_detail::read_mode_fields(body, r.mode_fields));
 
   if (const Json* rf = find_field(body, "response_format")) {
     if (!rf->is_object()) return field_error("response_format", "an object with a type");

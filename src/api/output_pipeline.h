@@ -16,10 +16,10 @@
 #include "api/request_model.h"
 #include "engine/reasoning_tracker.h"
 #include "engine/request.h"
-#include "text/bpe_tokenizer.h"
-#include "text/reasoning_splitter.h"
-#include "text/stop_strings.h"
-#include "text/tool_call_parser.h"
+#include "text/output/reasoning_splitter.h"
+#include "text/output/stop_strings.h"
+#include "text/output/tool_call_parser.h"
+#include "text/tokenizer/bpe_tokenizer.h"
 
 namespace duet {
 

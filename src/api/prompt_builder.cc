@@ -56,7 +56,7 @@ Result<std::vector<int32_t>> render_chat(const ApiRequest& r, const PromptContex
   }
   ChatTemplateOptions options;
   options.add_generation_prompt = true;
-  options.enable_thinking = r.mode.thinking;
+  options.enable_thinking = r.mode.enabled;
   options.extra_kwargs = r.template_kwargs;
   options.extra_kwargs.erase("enable_thinking");  // the resolved mode decides it
   auto rendered = c.chat_template->render_marked(messages, r.tools, options);
@@ -91,21 +91,21 @@ Result<PreparedRequest> prepare_request(const ApiRequest& r, const PromptContext
                          std::to_string(c.max_context) + " tokens (prompt and output together)");
 
   // 2. Thinking: the templated prompt decides whether the model may think.
-  p.thinking = !r.raw_prompt && r.mode.thinking;
+  p.thinking = !r.raw_prompt && r.mode.enabled;
   p.prompt_opened_think = ends_inside_think(g.prompt, c);
   // The output pipeline starts its reasoning tracker from the same state (a non-thinking
   // prompt that somehow leaves <think> open is not reasoning to either).
   g.starts_in_reasoning = p.thinking && p.prompt_opened_think;
   if (p.thinking && r.mode.budget) {
     g.thinking_budget = *r.mode.budget;
-    g.budget_closing_tokens = c.tokenizer->encode_template(budget_closing_text());
+    g.budget_closing_tokens = c.tokenizer->encode_template(kThinkingBudgetClosingText);
   }
 
   // 3. Sampling: what the client left unset follows Qwen3's advice for the mode (raw OpenAI
   // completions keep the API's defaults, temperature 1 and top_p 1).
   g.sampling = r.sampling;
   if (!(r.raw_prompt && r.dialect == Dialect::kOpenAI)) {
-    const ModeSampling d = mode_sampling_defaults(r.mode.thinking);
+    const SamplingDefaults d = sampling_defaults(r.mode.enabled);
     if (!r.has_temperature) g.sampling.temperature = d.temperature;
     if (!r.has_top_p) g.sampling.top_p = d.top_p;
     if (!r.has_top_k) g.sampling.top_k = d.top_k;

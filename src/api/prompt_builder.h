@@ -15,8 +15,8 @@
 
 #include "api/request_model.h"
 #include "engine/request.h"
-#include "text/bpe_tokenizer.h"
-#include "text/chat_template.h"
+#include "text/template/chat_template.h"
+#include "text/tokenizer/bpe_tokenizer.h"
 
 namespace duet {
 

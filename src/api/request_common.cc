@@ -2,7 +2,7 @@
 #include <cctype>
 
 #include "api/request_model.h"
-#include "text/stop_strings.h"
+#include "text/output/stop_strings.h"
 
 namespace duet {
 namespace request_detail {

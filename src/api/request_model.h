@@ -12,8 +12,8 @@
 
 #include "api/errors.h"
 #include "api/json_util.h"
-#include "api/mode.h"
 #include "engine/sampling_params.h"
+#include "text/mode/thinking_mode.h"
 
 namespace duet {
 
@@ -66,8 +66,10 @@ struct ApiRequest {
   bool load_only = false;
   bool unload = false;
 
-  // The mode decision (filled by the route from the whole body).
-  ModeDecision mode;
+  // The thinking mode: what the body's mode fields say (read by the parser), and the decision
+  // made from them and the messages (decide_mode).
+  ModeFields mode_fields;
+  ThinkingDecision mode;
 };
 
 // Limits on what one request may carry (beyond the body size): a 10,000-tool or
@@ -86,6 +88,11 @@ Result<ApiRequest> parse_openai_completion(const Json& body, const RequestLimits
 Result<ApiRequest> parse_ollama_chat(const Json& body, const RequestLimits& limits = {});
 Result<ApiRequest> parse_ollama_generate(const Json& body, const RequestLimits& limits = {});
 
+// Decides the request's thinking mode (request.mode) from its mode fields, its messages' soft
+// switches and the server's default; a raw prompt (or a load-only request) gets the raw-prompt
+// decision.
+void decide_mode(ApiRequest& request, ThinkDefault server_default);
+
 // A request's model names the served one: the same name, with or without a tag (":latest"),
 // case-insensitively. An empty request model means the served one.
 bool model_name_matches(std::string_view requested, std::string_view served);
@@ -99,6 +106,8 @@ Status normalize_messages(const Json& messages, const RequestLimits& limits, Dia
 Status read_tools(const Json& body, const RequestLimits& limits, Json& out);
 Status read_stop(const Json* stop, std::vector<std::string>& out);
 Status read_reasoning_format(const Json& body, ApiRequest& r);
+// Every thinking-mode field (mode_fields.cc); each is validated even when another decides.
+Status read_mode_fields(const Json& body, ModeFields& out);
 }  // namespace request_detail
 
 }  // namespace duet

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "api/mode.h"
 #include "api/output_pipeline.h"
 #include "api/request_model.h"
 
@@ -32,8 +31,7 @@ struct FinishInfo {
   std::string reason;  // "stop", "length", "tool_calls", "abort"
   Usage usage;
   Timings timings;
-  ModeDecision mode;
-  bool mode_applies = true;  // false for raw prompts (no template: the prompt is the mode)
+  ThinkingDecision mode;  // source kRawPrompt: no template, the prompt itself is the mode
 };
 
 // Debug fields for tests that measure latency inside the server (--debug-timestamps):
@@ -90,6 +88,6 @@ std::string ollama_lifecycle_response(const FormatterConfig& config, bool unload
 // The "duet" object that says which mode ran and why (final chunk / response).
 nlohmann::ordered_json mode_json(const FinishInfo& finish);
 // X-Duet-Thinking-Mode: "thinking; source=auto" / "non-thinking; source=think".
-std::string mode_header(const ModeDecision& mode, bool applies);
+std::string mode_header(const ThinkingDecision& mode);
 
 }  // namespace duet

@@ -11,7 +11,7 @@
 #include "backend/vulkan/vk_context.h"
 #include "cli/commands.h"
 #include "model/qwen3_model.h"
-#include "text/vocab.h"
+#include "text/tokenizer/vocab.h"
 
 namespace duet::cli {
 namespace {

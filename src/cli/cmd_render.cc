@@ -14,8 +14,8 @@
 
 #include "cli/commands.h"
 #include "gguf/gguf_file.h"
-#include "text/chat_template.h"
-#include "text/vocab.h"
+#include "text/template/chat_template.h"
+#include "text/tokenizer/vocab.h"
 
 namespace duet::cli {
 namespace {

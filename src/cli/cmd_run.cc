@@ -1,8 +1,9 @@
 // duet run: a terminal chat with a model, in process (no HTTP). It goes the server's way
-// without the socket: the same request parser (an OpenAI chat body), mode decision, prompt
-// builder, engine and output pipeline, so what it shows is what a client of `duet serve`
-// would get. Reasoning is shown apart from the answer (dimmed on a terminal, between
-// [thinking] markers otherwise); tokens/s follow each reply on stderr.
+// without the socket: the same request parser (an OpenAI chat body), then the host's
+// prepare_generation and start_generation (host/start_generation.h) that the server's routes
+// call, so what it shows is what a client of `duet serve` would get. Reasoning is shown apart from
+// the answer (dimmed on a terminal, between [thinking] markers otherwise); tokens/s follow each
+// reply on stderr.
 #include <unistd.h>
 
 #include <atomic>
@@ -13,18 +14,16 @@
 #include <memory>
 #include <string>
 
-#include "api/mode.h"
-#include "api/output_pipeline.h"
-#include "api/prompt_builder.h"
 #include "api/request_model.h"
 #include "cli/commands.h"
-#include "server/model_host.h"
+#include "host/model_host.h"
+#include "host/start_generation.h"
 
 namespace duet::cli {
 namespace {
 
 struct RunOptions {
-  ServeOptions model;  // -m, --threads, --kv-budget-mb: the model host's own options
+  HostOptions model;   // -m, --think, --backend, --threads, --kv-budget-mb
   std::string prompt;  // empty: read prompts from stdin
   int64_t max_tokens = 512;
   std::string system;
@@ -62,6 +61,12 @@ class Printer {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   }
+  // A finished tool call, on a line of its own (the model asked for it; nothing runs it here).
+  void tool_call(const std::string& name, const std::string& arguments) {
+    close_reasoning();
+    std::fprintf(stdout, "\n[tool call] %s %s\n", name.c_str(), arguments.c_str());
+    std::fflush(stdout);
+  }
   void close_reasoning() {
     if (!in_reasoning_) return;
     std::fputs(tty_ ? "\x1b[0m\n" : "\n[/thinking]\n", stdout);
@@ -75,7 +80,7 @@ class Printer {
 
 // One reply to the conversation so far; appends the answer to `messages`. Returns false
 // when the request itself is refused (the message says why).
-bool reply(ModelHost& host, ThinkDefault think, const RunOptions& o, Json& messages, bool tty) {
+bool reply(ModelHost& host, const RunOptions& o, Json& messages, bool tty) {
   auto refuse = [](const std::string& why) {
     fail(why);
     return false;
@@ -83,48 +88,47 @@ bool reply(ModelHost& host, ThinkDefault think, const RunOptions& o, Json& messa
   Json body = {{"messages", messages}, {"max_tokens", o.max_tokens}};
   auto request = parse_openai_chat(body);
   if (!request) return refuse(request.message());
-  auto mode = decide_mode(body, think);
-  if (!mode) return refuse(mode.message());
-  request->mode = std::move(mode.value());
-  auto prepared = prepare_request(*request, host.prompt_context());
+  auto prepared = prepare_generation(host, *request);
   if (!prepared) return refuse(prepared.message());
-
-  OutputOptions out;
-  out.thinking = prepared->thinking;
-  out.prompt_opened_think = prepared->prompt_opened_think;
-  out.reasoning_ids = host.reasoning_ids();
-  auto handle = host.engine().submit(prepared->gen);
-  if (!handle) return refuse(handle.message());
-  OutputPipeline pipeline(host.tokenizer(), out);
+  auto running = start_generation(host, *request, *prepared);
+  if (!running) return refuse(running.message());
+  RequestHandle& handle = *running->handle;
+  OutputPipeline& pipeline = *running->output;
   Printer print(tty);
   std::string answer;
   auto show = [&](const OutputDelta& d) {
     print.reasoning(d.reasoning);
     print.content(d.content);
+    for (const ParsedToolCall& call : d.finished_calls)
+      print.tool_call(call.name, call.arguments_string);
     answer += d.content;
   };
 
   g_interrupted.store(false);
   g_replying.store(true);
   FinishReason finish = FinishReason::kNone;
-  bool cancelled = false;
+  bool cancelled = false, stopped = false;
   TokenEvent ev;
   while (finish == FinishReason::kNone) {
-    if (g_interrupted.load() && !cancelled) {
-      (*handle)->cancel();  // the engine ends it with a final event at its next step
+    if (g_interrupted.load() && !cancelled && !stopped) {
+      handle.cancel();  // the engine ends it with a final event at its next step
       cancelled = true;
     }
-    if (!(*handle)->pop(ev, std::chrono::milliseconds(50))) continue;
-    if (!ev.tokens.empty()) show(pipeline.push(ev));
+    if (!handle.pop(ev, std::chrono::milliseconds(50))) continue;
+    if (!ev.tokens.empty() && !stopped) show(pipeline.push(ev));
     finish = ev.finish;
+    if (pipeline.stopped() && !stopped) {
+      handle.cancel();  // a stop string: the answer is complete (as the server does)
+      stopped = true;
+    }
   }
   g_replying.store(false);
-  show(pipeline.finish());
+  if (!stopped) show(pipeline.finish());
   print.close_reasoning();
   std::fputs("\n", stdout);
   std::fflush(stdout);
 
-  const RequestStats s = (*handle)->stats();
+  const RequestStats s = handle.stats();
   const Clock::time_point first = s.first_token == Clock::time_point{} ? s.finished : s.first_token;
   const double decode_s = std::chrono::duration<double>(s.finished - first).count();
   const double ttft_ms = std::chrono::duration<double, std::milli>(first - s.submitted).count();
@@ -132,21 +136,21 @@ bool reply(ModelHost& host, ThinkDefault think, const RunOptions& o, Json& messa
   // prompt's processing (shown as the time to the first token).
   const double rate =
       s.generated_tokens > 1 && decode_s > 0 ? (s.generated_tokens - 1) / decode_s : 0;
-  const char* why = cancelled                         ? "interrupted"
+  const char* why = stopped                           ? "stop"
+                    : cancelled                       ? "interrupted"
                     : finish == FinishReason::kLength ? "length"
                     : finish == FinishReason::kError  ? "error"
                                                       : "stop";
   std::fprintf(stderr, "[%lld tokens, %.1f tokens/s, first token %.0f ms, %s mode, %s]\n",
                static_cast<long long>(s.generated_tokens), rate, ttft_ms,
-               request->mode.thinking ? "thinking" : "non-thinking", why);
+               request->mode.enabled ? "thinking" : "non-thinking", why);
   if (finish == FinishReason::kError) return refuse("generation failed: " + ev.error);
   messages.push_back({{"role", "assistant"}, {"content", answer}});
   return true;
 }
 
 int run_chat(const RunOptions& o) {
-  auto think = parse_think_default(o.model.think);
-  if (!think) return fail(think.message());
+  if (Status s = ModelHost::check_options(o.model); !s) return fail(s.message());
   Logger log(Logger::Level::kWarn);  // load messages only when something is wrong
   if (o.model.model_path.empty())
     std::fprintf(stderr,
@@ -161,7 +165,7 @@ int run_chat(const RunOptions& o) {
   if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
   if (!o.prompt.empty()) {
     messages.push_back({{"role", "user"}, {"content", o.prompt}});
-    return reply(host, *think, o, messages, tty) ? 0 : 1;
+    return reply(host, o, messages, tty) ? 0 : 1;
   }
   const bool interactive = ::isatty(STDIN_FILENO) == 1;
   if (interactive) std::fputs("duet run: /exit or Ctrl-D quits; Ctrl-C stops a reply\n", stderr);
@@ -172,14 +176,14 @@ int run_chat(const RunOptions& o) {
     if (line == "/exit" || line == "/bye") break;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     messages.push_back({{"role", "user"}, {"content", line}});
-    if (!reply(host, *think, o, messages, tty)) messages.erase(messages.end() - 1);
+    if (!reply(host, o, messages, tty)) messages.erase(messages.end() - 1);
   }
   return 0;
 }
 
 }  // namespace
 
-void add_run_command(CLI::App& app, Action* run, std::function<void(ServeOptions&)> adjust) {
+void add_run_command(CLI::App& app, Action* run, std::function<void(HostOptions&)> adjust) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run", "chat with a model in the terminal: one PROMPT, or a conversation read from stdin");

@@ -6,21 +6,22 @@
 
 namespace duet::cli {
 
-void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptions&)> adjust) {
+void add_serve_command(CLI::App& app, Action* run, std::function<void(HostOptions&)> adjust) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "serve a model over HTTP: OpenAI and Ollama APIs, /metrics, /health, /ready");
-  cmd->add_option("-m,--model", o->model_path,
+  cmd->add_option("-m,--model", o->model.model_path,
                   "GGUF model file (default: the built-in demo model, random weights)");
-  cmd->add_option("--name", o->model_name, "the model's name in the API (default: from the file)");
+  cmd->add_option("--name", o->model.model_name,
+                  "the model's name in the API (default: from the file)");
   cmd->add_option("--host", o->host, "address to bind (default 127.0.0.1: this machine only)");
   cmd->add_option("--port", o->port, "port (default 8080; 0 picks a free one)");
   cmd->add_option("--api-key", o->api_key,
                   "require 'Authorization: Bearer KEY' on every route but /health");
-  cmd->add_option("--think", o->think,
+  cmd->add_option("--think", o->model.think,
                   "default reasoning mode when a request does not say: on, off or auto")
       ->check(CLI::IsMember({"on", "off", "auto"}));
-  cmd->add_option("--client-added-tokens", o->client_added_tokens,
+  cmd->add_option("--client-added-tokens", o->model.client_added_tokens,
                   "added tokens typed in client text (messages, tools, prefills):\n"
                   "none (default): all of it is plain text, so <think> or <tool_call> typed\n"
                   "by a user is text, never the token; non-special: the non-special added\n"
@@ -28,13 +29,14 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
                   "become their ids, as Hugging Face's tokenizer does. Control tokens\n"
                   "(<|im_start|>, <|im_end|>, <|endoftext|>...) never match in client text.")
       ->check(CLI::IsMember({"none", "non-special"}));
-  cmd->add_option("--kv-budget-mb", o->kv_budget_mb, "memory for the KV cache, MiB (default 1024)");
-  cmd->add_option("--max-batch-tokens", o->max_batch_tokens,
+  cmd->add_option("--kv-budget-mb", o->model.kv_budget_mb,
+                  "memory for the KV cache, MiB (default 1024)");
+  cmd->add_option("--max-batch-tokens", o->model.max_batch_tokens,
                   "tokens computed per engine step, decode and prefill (default 512)");
-  cmd->add_option("--max-running", o->max_running, "sequences decoded at once (default 64)");
+  cmd->add_option("--max-running", o->model.max_running, "sequences decoded at once (default 64)");
   cmd->add_option("--max-queue", o->max_queue,
                   "requests that may wait beyond --max-running; more get 429 (default 64)");
-  cmd->add_option("-t,--threads", o->threads, "compute threads (default: all cores)");
+  cmd->add_option("-t,--threads", o->model.threads, "compute threads (default: all cores)");
   cmd->add_option("--http-threads", o->http_threads, "HTTP I/O threads (default 2)");
   cmd->add_option("--cors-origin", o->cors_origins,
                   "allow cross-origin browser requests from this origin (repeatable; * for any)");
@@ -42,9 +44,9 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
                   "on SIGTERM/SIGINT, how long in-flight requests may take to finish (default 30)");
   cmd->add_flag("--debug-timestamps", o->debug_timestamps,
                 "add the server's emit times to every streamed chunk (latency tests)");
-  cmd->add_option("--debug-step-pause-ms", o->debug_step_pause_ms,
+  cmd->add_option("--debug-step-pause-ms", o->model.debug_step_pause_ms,
                   "pause after every engine step, ms (paces generation for latency tests)");
-  cmd->add_option("--rope-scale", o->rope_scale, "turn YaRN on with this factor (e.g. 4)");
+  cmd->add_option("--rope-scale", o->model.rope_scale, "turn YaRN on with this factor (e.g. 4)");
   cmd->add_option("--max-body-kb", o->max_body_kb, "largest request body, KiB (default 8192)");
   cmd->add_option("--read-timeout", o->read_timeout_seconds,
                   "seconds a client may take to send one request (default 30)");
@@ -58,7 +60,7 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
       "--sse-keepalive-ms", o->sse_keepalive_ms,
       "keep-alive interval while a prompt prefills, ms (SSE comment; empty Ollama line)\n"
       "(default 5000; 0 off)");
-  add_backend_option(cmd, &o->backend);
+  add_backend_option(cmd, &o->model.backend);
   cmd->footer(
       "Reasoning modes, per request (first present wins): chat_template_kwargs.enable_thinking;\n"
       "think (Ollama: true|false|\"low\"|\"medium\"|\"high\"|\"max\"), enable_thinking, mode\n"
@@ -73,7 +75,7 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptio
       "assistant\n"
       "message (Ollama) continues that message (a prefill).");
   cmd->callback([run, o, adjust] {
-    if (adjust) adjust(*o);
+    if (adjust) adjust(o->model);
     *run = [o] { return run_serve(*o); };
   });
 }

@@ -27,7 +27,7 @@
 
 #include "cli/commands.h"
 #include "gguf/gguf_file.h"
-#include "text/bpe_tokenizer.h"
+#include "text/tokenizer/bpe_tokenizer.h"
 
 namespace duet::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "backend/select/backend_select.h"
 
 namespace duet {
-struct ServeOptions;
+struct HostOptions;
 }
 
 namespace duet::cli {
@@ -19,8 +19,8 @@ void add_logits_command(CLI::App& app, Action* run);
 void add_info_command(CLI::App& app, Action* run);
 void add_forge_command(CLI::App& app, Action* run);
 // `adjust` edits the options after parsing (a test binary sets what is not a flag).
-void add_serve_command(CLI::App& app, Action* run, std::function<void(ServeOptions&)> adjust = {});
-void add_run_command(CLI::App& app, Action* run, std::function<void(ServeOptions&)> adjust = {});
+void add_serve_command(CLI::App& app, Action* run, std::function<void(HostOptions&)> adjust = {});
+void add_run_command(CLI::App& app, Action* run, std::function<void(HostOptions&)> adjust = {});
 void add_tokenize_command(CLI::App& app, Action* run);
 void add_render_command(CLI::App& app, Action* run);
 void add_bench_command(CLI::App& app, Action* run);

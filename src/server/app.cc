@@ -28,22 +28,21 @@ struct Lifecycle {
 
 int run_serve(const ServeOptions& options) {
   Logger log;
-  auto think = parse_think_default(options.think);
-  if (!think) {
-    log.error("-", think.message());
+  if (Status s = ModelHost::check_options(options.model); !s) {
+    log.error("-", s.message());
     return 1;
   }
   if (options.port < 0 || options.port > 65535) {
     log.error("-", "--port must be in [0, 65535]");
     return 1;
   }
-  if (options.max_queue < 0 || options.max_running < 1 || options.max_batch_tokens < 1) {
-    log.error("-", "--max-queue must be >= 0, --max-running and --max-batch-tokens >= 1");
+  if (options.max_queue < 0) {
+    log.error("-", "--max-queue must be >= 0");
     return 1;
   }
   ServerMetrics metrics("");
-  ModelHost host(options, log);
-  ServerContext ctx(options, log, metrics, host, *think);
+  ModelHost host(options.model, log);
+  ServerContext ctx(options, log, metrics, host);
   ctx.bound_to_loopback = is_loopback_host(options.host);
   if (!ctx.bound_to_loopback)
     log.warn("-", "listening on a non-loopback address: anyone who can reach it can use it" +

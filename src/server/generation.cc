@@ -5,9 +5,8 @@
 #include <cstdio>
 #include <random>
 
-#include "api/output_pipeline.h"
-#include "api/prompt_builder.h"
 #include "api/response_format.h"
+#include "host/start_generation.h"
 #include "server/front_door.h"
 
 namespace duet {
@@ -32,14 +31,12 @@ std::string random_id(const char* prefix) {
 class Generation : public std::enable_shared_from_this<Generation> {
  public:
   Generation(ServerContext& ctx, std::shared_ptr<Exchange> ex, ApiRequest request,
-             PreparedRequest prepared, std::unique_ptr<ResponseFormatter> formatter,
-             OutputOptions output)
+             std::unique_ptr<ResponseFormatter> formatter, std::unique_ptr<OutputPipeline> output)
       : ctx_(ctx),
         ex_(std::move(ex)),
         request_(std::move(request)),
-        prepared_(std::move(prepared)),
         formatter_(std::move(formatter)),
-        pipeline_(ctx.host.tokenizer(), std::move(output)) {}
+        pipeline_(std::move(output)) {}
 
   // On the strand. The engine calls on_event from its own thread after every push; that
   // only posts a drain to the strand (at most one pending), so the engine never waits on a
@@ -77,7 +74,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
     });
   }
 
-  std::string mode_header() const { return duet::mode_header(request_.mode, !request_.raw_prompt); }
+  std::string mode_header() const { return duet::mode_header(request_.mode); }
 
   void send(std::string bytes) {
     if (!bytes.empty()) ex_->send(std::move(bytes));
@@ -117,9 +114,9 @@ class Generation : public std::enable_shared_from_this<Generation> {
     }
     last_emit_ = ev.emitted;
     if (stop_hit_ || client_gone_) return;
-    OutputDelta d = pipeline_.push(ev);
+    OutputDelta d = pipeline_->push(ev);
     deliver(d, ev.emitted);
-    if (pipeline_.stopped()) {
+    if (pipeline_->stopped()) {
       // A stop string: the answer is complete; the engine frees the sequence now.
       stop_hit_ = true;
       handle_->cancel();
@@ -158,7 +155,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
     if (stop_hit_) return "stop";
     switch (last.finish) {
       case FinishReason::kStop:
-        return pipeline_.tool_calls().empty() ? "stop" : "tool_calls";
+        return pipeline_->tool_calls().empty() ? "stop" : "tool_calls";
       case FinishReason::kLength:
         return "length";
       default:
@@ -175,7 +172,6 @@ class Generation : public std::enable_shared_from_this<Generation> {
     f.reason = reason;
     f.usage = {s.prompt_tokens, s.generated_tokens, s.cached_prompt_tokens, s.reasoning_tokens};
     f.mode = request_.mode;
-    f.mode_applies = !request_.raw_prompt;
     const Clock::time_point first =
         s.first_token == Clock::time_point{} ? s.finished : s.first_token;
     const Clock::time_point scheduled =
@@ -194,7 +190,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
           respond_error(*ex_, 500, "generation failed inside the server");
         }
       } else {
-        if (!stop_hit_) deliver(pipeline_.finish(), Clock::now());
+        if (!stop_hit_) deliver(pipeline_->finish(), Clock::now());
         if (request_.stream) {
           send(formatter_->stream_end(f));
           ex_->end_stream();
@@ -234,9 +230,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
   ServerContext& ctx_;
   std::shared_ptr<Exchange> ex_;
   ApiRequest request_;
-  PreparedRequest prepared_;
   std::unique_ptr<ResponseFormatter> formatter_;
-  OutputPipeline pipeline_;
+  std::unique_ptr<OutputPipeline> pipeline_;
   std::shared_ptr<RequestHandle> handle_;
   std::shared_ptr<Generation> self_;  // alive until the last event
   std::atomic<bool> drain_posted_{false};
@@ -272,7 +267,7 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
 
   // The queue bound: beyond the batch and the allowed queue, refuse at once rather than let
   // a request wait without limit.
-  const int64_t limit = ctx.options.max_running + ctx.options.max_queue;
+  const int64_t limit = ctx.options.model.max_running + ctx.options.max_queue;
   if (ctx.active_generations.fetch_add(1) >= limit) {
     ctx.active_generations.fetch_sub(1);
     ctx.metrics.rejected("queue_full");
@@ -283,34 +278,22 @@ void run_generation(ServerContext& ctx, const std::shared_ptr<Exchange>& ex, Api
     return ex->respond(std::move(res));
   }
 
-  OutputOptions out;
-  out.skip_special_tokens = request.skip_special_tokens;
-  out.reasoning = request.reasoning;
-  out.thinking = prepared.thinking;
-  out.prompt_opened_think = prepared.prompt_opened_think;
-  out.reasoning_ids = ctx.host.reasoning_ids();
-  out.parse_tool_calls = request.parse_tool_calls;
-  out.stop = request.stop;
-  out.tool_id_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull + std::random_device{}();
-  out.logprobs = request.sampling.logprobs;
-
-  ctx.metrics.mode_decision(request.mode.thinking && !request.raw_prompt,
-                            request.raw_prompt ? "raw_prompt" : request.mode.source);
-  auto handle = ctx.host.engine().submit(prepared.gen);
-  if (!handle) {
+  ctx.metrics.mode_decision(request.mode.enabled,
+                            std::string(thinking_source_name(request.mode.source)));
+  auto running = start_generation(ctx.host, request, prepared);
+  if (!running) {
     ctx.active_generations.fetch_sub(1);
     // Past the draining check but too late for the engine: the server is stopping.
     if (ctx.draining.load()) return respond_error(*ex, 503, "the server is shutting down");
-    return respond_error(*ex, 400, handle.message());
+    return respond_error(*ex, 400, running.message());
   }
   ctx.log.info(ex->request_id(), "generating: prompt " +
                                      std::to_string(prepared.gen.prompt.size()) + " tokens, max " +
                                      std::to_string(prepared.gen.max_tokens) + ", mode " +
-                                     mode_header(request.mode, !request.raw_prompt) + " (" +
-                                     request.mode.reason + ")");
-  auto g = std::make_shared<Generation>(ctx, ex, std::move(request), std::move(prepared),
-                                        make_formatter(fc), std::move(out));
-  g->start(std::move(handle.value()));
+                                     mode_header(request.mode) + " (" + request.mode.reason + ")");
+  auto g = std::make_shared<Generation>(ctx, ex, std::move(request), make_formatter(fc),
+                                        std::move(running->output));
+  g->start(std::move(running->handle));
 }
 
 }  // namespace duet

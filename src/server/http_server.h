@@ -18,9 +18,9 @@
 #include <memory>
 #include <string>
 
+#include "base/log.h"
 #include "base/status.h"
 #include "server/http_types.h"
-#include "server/log.h"
 
 namespace duet {
 

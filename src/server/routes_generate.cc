@@ -1,8 +1,8 @@
 // The generation routes of both dialects: OpenAI's /v1/chat/completions and
 // /v1/completions, Ollama's /api/chat and /api/generate. Each parses and validates its
-// body into the one internal request, decides the thinking mode, and runs it.
-#include "api/prompt_builder.h"
+// body into the one internal request, prepares it on the host (mode, prompt) and runs it.
 #include "api/request_model.h"
+#include "host/start_generation.h"
 #include "server/front_door.h"
 #include "server/generation.h"
 #include "server/routes.h"
@@ -38,17 +38,7 @@ Admitted admit(ServerContext& ctx, const HttpRequest& http, Parser parse) {
     return refuse(404, "model not found; this server serves '" + served + "'");
   Admitted a;
   a.request = std::move(request.value());
-  if (a.request.raw_prompt || a.request.load_only) {
-    a.request.mode.thinking = false;
-    a.request.mode.source = "raw_prompt";
-    a.request.mode.reason = "raw prompt: no chat template";
-  } else {
-    auto mode = decide_mode(*body, ctx.think_default);
-    if (!mode) return refuse(400, mode.message());
-    a.request.mode = std::move(mode.value());
-  }
-  if (a.request.load_only) return a;
-  auto prepared = prepare_request(a.request, ctx.host.prompt_context());
+  auto prepared = prepare_generation(ctx.host, a.request);
   if (!prepared) return refuse(400, prepared.message());
   a.prepared = std::move(prepared.value());
   return a;

@@ -9,24 +9,22 @@
 #include <mutex>
 #include <set>
 
-#include "api/mode.h"
-#include "server/log.h"
+#include "base/log.h"
+#include "host/model_host.h"
 #include "server/metrics.h"
-#include "server/model_host.h"
 #include "server/prep_workers.h"
 #include "server/serve_options.h"
 
 namespace duet {
 
 struct ServerContext {
-  ServerContext(const ServeOptions& o, Logger& l, ServerMetrics& m, ModelHost& h, ThinkDefault t)
-      : options(o), log(l), metrics(m), host(h), think_default(t), prep(o.http_threads) {}
+  ServerContext(const ServeOptions& o, Logger& l, ServerMetrics& m, ModelHost& h)
+      : options(o), log(l), metrics(m), host(h), prep(o.http_threads) {}
 
   const ServeOptions& options;
   Logger& log;
   ServerMetrics& metrics;
   ModelHost& host;
-  ThinkDefault think_default;
   bool bound_to_loopback = true;
   // Where generation requests are parsed, rendered and tokenized (off the I/O threads).
   PrepWorkers prep;

@@ -19,7 +19,7 @@
 #include "gguf/gguf_file.h"
 #include "model/qwen3_config.h"
 #include "model/qwen3_weights.h"
-#include "text/vocab.h"
+#include "text/tokenizer/vocab.h"
 
 namespace {
 

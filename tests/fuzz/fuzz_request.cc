@@ -18,12 +18,11 @@
 #include <string>
 #include <string_view>
 
-#include "api/mode.h"
 #include "api/prompt_builder.h"
 #include "api/request_model.h"
 #include "forge/forge.h"
 #include "gguf/gguf_file.h"
-#include "text/chat_template.h"
+#include "text/template/chat_template.h"
 
 namespace {
 
@@ -91,11 +90,7 @@ void run(const World& w, const Json& body,
   }
   ApiRequest& req = r.value();
   if (req.load_only) return;
-  if (!req.raw_prompt) {
-    auto mode = decide_mode(body, think);
-    if (!mode) return;
-    req.mode = mode.value();
-  }
+  decide_mode(req, think);
   auto p = prepare_request(req, w.context);
   if (!p) {
     check(!p.message().empty());

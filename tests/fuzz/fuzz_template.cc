@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "text/chat_template.h"
-#include "text/jinja/jinja.h"
+#include "text/template/chat_template.h"
+#include "text/template/jinja/jinja.h"
 
 namespace {
 

@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "text/bpe_tokenizer.h"
-#include "text/unicode.h"
+#include "text/tokenizer/bpe_tokenizer.h"
+#include "text/tokenizer/unicode.h"
 
 namespace {
 

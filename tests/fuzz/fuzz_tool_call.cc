@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "text/reasoning_splitter.h"
-#include "text/tool_call_parser.h"
+#include "text/output/reasoning_splitter.h"
+#include "text/output/tool_call_parser.h"
 
 namespace {
 

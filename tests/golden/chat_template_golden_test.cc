@@ -13,7 +13,7 @@
 
 #include "support/chat_template_cases.h"
 #include "support/test_util.h"
-#include "text/chat_template.h"
+#include "text/template/chat_template.h"
 
 namespace duet {
 namespace {

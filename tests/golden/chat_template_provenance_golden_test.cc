@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "support/chat_template_cases.h"
-#include "text/chat_template.h"
+#include "text/template/chat_template.h"
 #include "unit/tokenizer_test_support.h"
 
 namespace duet {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "text/chat_template.h"
+#include "text/template/chat_template.h"
 
 namespace duet::test {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "text/jinja/jinja.h"
+#include "text/template/jinja/jinja.h"
 
 namespace duet::jinja {
 

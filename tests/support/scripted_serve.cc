@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "server/serve_options.h"
-#include "text/bpe_tokenizer.h"
+#include "host/host_options.h"
+#include "text/tokenizer/bpe_tokenizer.h"
 
 namespace duet::cli {
 int fail(const std::string& message) {
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   nlohmann::json scripts;
   duet::cli::Action run;
-  auto script = [&](duet::ServeOptions& o) {
+  auto script = [&](duet::HostOptions& o) {
     o.test_logits_override = [&scripts](const duet::Tokenizer& tok) {
       return make_override(scripts, tok);
     };

@@ -192,8 +192,8 @@ TEST_F(OutputTest, OpenAIChunksAndFinalResponse) {
   FinishInfo fin;
   fin.reason = "tool_calls";
   fin.usage = {10, 5, 4, 2};
-  fin.mode = {.thinking = true,
-              .source = "auto",
+  fin.mode = {.enabled = true,
+              .source = ThinkingSource::kAuto,
               .reason = "auto: math",
               .budget = {},
               .hard_disabled = false};

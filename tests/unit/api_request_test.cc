@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "api/mode.h"
 #include "api/prompt_builder.h"
 #include "api/request_model.h"
 #include "tokenizer_test_support.h"
@@ -222,7 +221,7 @@ class PromptBuilderTest : public ::testing::Test {
   ApiRequest chat(const char* json, bool thinking) {
     auto r = parse_openai_chat(body(json));
     EXPECT_TRUE(r.is_ok()) << r.message();
-    r->mode.thinking = thinking;
+    r->mode.enabled = thinking;
     return std::move(r.value());
   }
   const Tokenizer* tok_ = nullptr;
@@ -281,7 +280,7 @@ TEST_F(PromptBuilderTest, PrefillOpensTheThinkBlockAndBudgetGetsTheClosingPhrase
   EXPECT_EQ(tok_->decode(p->gen.prompt).value(),
             "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n<think>\nLet");
   EXPECT_EQ(p->gen.thinking_budget, 10);
-  EXPECT_EQ(p->gen.budget_closing_tokens, tok_->encode_template(budget_closing_text()));
+  EXPECT_EQ(p->gen.budget_closing_tokens, tok_->encode_template(kThinkingBudgetClosingText));
   EXPECT_EQ(p->gen.budget_closing_tokens.back(), tok_->encode_template("\n\n").back());
   EXPECT_FLOAT_EQ(p->gen.sampling.temperature, 0.1f);  // the client's value stays
 }
@@ -404,7 +403,7 @@ TEST_F(PromptBuilderTest, ControlSpellingsInToolsAndKwargsAreText) {
         auto r = c.ollama ? parse_ollama_chat(body(text.c_str()))
                           : parse_openai_chat(body(text.c_str()));
         EXPECT_TRUE(r.is_ok()) << r.message();
-        r->mode.thinking = true;
+        r->mode.enabled = true;
         return std::move(r.value());
       };
       const ApiRequest r = parse(b);
@@ -493,19 +492,27 @@ TEST_F(PromptBuilderTest, OnlyAPrefillsLeadingThinkBlockIsStructure) {
 }
 
 TEST(ApiMode, DecideMode) {
-  auto m =
-      decide_mode(body(R"({"messages": [{"role": "user", "content": "hi"}], "think": "high"})"),
-                  ThinkDefault::kOff);
+  auto m = parse_ollama_chat(
+      body(R"({"messages": [{"role": "user", "content": "hi"}], "think": "high"})"));
   ASSERT_TRUE(m.is_ok());
-  EXPECT_TRUE(m->thinking);
-  EXPECT_EQ(m->source, "think");
-  EXPECT_EQ(m->budget, 16384);
-  auto d =
-      decide_mode(body(R"({"messages": [{"role": "user", "content": "hi"}]})"), ThinkDefault::kOn);
+  decide_mode(*m, ThinkDefault::kOff);
+  EXPECT_TRUE(m->mode.enabled);
+  EXPECT_EQ(m->mode.source, ThinkingSource::kThink);
+  EXPECT_EQ(m->mode.budget, 16384);
+  auto d = parse_openai_chat(body(R"({"messages": [{"role": "user", "content": "hi"}]})"));
   ASSERT_TRUE(d.is_ok());
-  EXPECT_TRUE(d->thinking);
-  EXPECT_EQ(d->source, "server_default");
-  EXPECT_FALSE(decide_mode(body(R"({"think": "banana"})"), ThinkDefault::kAuto).is_ok());
+  decide_mode(*d, ThinkDefault::kOn);
+  EXPECT_TRUE(d->mode.enabled);
+  EXPECT_EQ(d->mode.source, ThinkingSource::kServerDefault);
+  // A bad mode field is the parser's error, whichever dialect.
+  EXPECT_FALSE(parse_ollama_chat(body(R"({"think": "banana"})")).is_ok());
+  EXPECT_FALSE(parse_openai_completion(body(R"({"prompt": "x", "think": "banana"})")).is_ok());
+  // A raw prompt runs as its text says: no mode is decided.
+  auto raw = parse_openai_completion(body(R"({"prompt": "x /think", "think": true})"));
+  ASSERT_TRUE(raw.is_ok());
+  decide_mode(*raw, ThinkDefault::kOn);
+  EXPECT_FALSE(raw->mode.enabled);
+  EXPECT_EQ(raw->mode.source, ThinkingSource::kRawPrompt);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The auto-mode classifier: accuracy on a labelled set written before the rules, and one test
 // per rule family in English and Chinese.
-#include "text/auto_mode.h"
+#include "text/mode/auto_mode.h"
 
 #include <gtest/gtest.h>
 

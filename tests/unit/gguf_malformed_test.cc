@@ -26,7 +26,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "model/qwen3_model.h"
-#include "text/vocab.h"
+#include "text/tokenizer/vocab.h"
 
 namespace duet {
 namespace {

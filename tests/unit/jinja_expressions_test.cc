@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "support/jinja_case.h"
-#include "text/jinja/jinja.h"
+#include "text/template/jinja/jinja.h"
 
 namespace duet::jinja {
 namespace {

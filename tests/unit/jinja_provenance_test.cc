@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "text/jinja/jinja.h"
-#include "text/marked_text.h"
+#include "text/template/jinja/jinja.h"
+#include "text/tokenizer/marked_text.h"
 
 namespace duet::jinja {
 namespace {

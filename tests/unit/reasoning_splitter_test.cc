@@ -1,7 +1,7 @@
 // ReasoningSplitter: given where the think block's tags are (the caller's token-level
 // decision, engine/reasoning_tracker.h), the text between them comes out as reasoning and
 // content, trimmed at the edges, the same whatever cuts the text arrives in.
-#include "text/reasoning_splitter.h"
+#include "text/output/reasoning_splitter.h"
 
 #include <gtest/gtest.h>
 

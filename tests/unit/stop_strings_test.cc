@@ -1,6 +1,6 @@
 // StopStringMatcher: every cut of the input gives the unsplit result; the earliest occurrence
 // wins; only a possible stop prefix is held; validation limits.
-#include "text/stop_strings.h"
+#include "text/output/stop_strings.h"
 
 #include <gtest/gtest.h>
 

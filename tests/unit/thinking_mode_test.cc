@@ -1,32 +1,44 @@
-// Thinking-mode resolution: precedence, levels and budgets, soft switches, auto, bad values,
-// and the per-mode sampling defaults.
-#include "text/thinking_mode.h"
+// Thinking-mode decisions as a request gets them: the API adapters read the mode fields
+// (api/mode_fields.cc) and decide_mode applies the policy (text/thinking_mode.h) — precedence,
+// levels and budgets, soft switches, auto, bad values — and the per-mode sampling defaults.
+#include "text/mode/thinking_mode.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+
+#include "api/request_model.h"
 
 namespace duet {
 namespace {
 
 using nlohmann::json;
 using Src = ThinkingSource;
-constexpr auto kOn = ServerThinkingDefault::kOn;
-constexpr auto kOff = ServerThinkingDefault::kOff;
-constexpr auto kAuto = ServerThinkingDefault::kAuto;
+constexpr auto kOn = ThinkDefault::kOn;
+constexpr auto kOff = ThinkDefault::kOff;
+constexpr auto kAuto = ThinkDefault::kAuto;
 
 json chat(const std::string& user_text) {
   return {{"messages", json::array({{{"role", "user"}, {"content", user_text}}})}};
 }
 
-ThinkingDecision resolve_ok(const json& request, ServerThinkingDefault def = kOn) {
-  auto r = resolve_thinking(request, def);
+// A chat body through the OpenAI parser (which reads every dialect's mode fields); a body with
+// a prompt through Ollama's generate parser.
+Result<ApiRequest> parse(const json& request) {
+  const Json body = Json::parse(request.dump());
+  return request.contains("prompt") ? parse_ollama_generate(body) : parse_openai_chat(body);
+}
+
+ThinkingDecision resolve_ok(const json& request, ThinkDefault def = kOn) {
+  auto r = parse(request);
   EXPECT_TRUE(r.is_ok()) << r.message() << " for " << request.dump();
-  return r.is_ok() ? r.value() : ThinkingDecision{};
+  if (!r.is_ok()) return ThinkingDecision{};
+  decide_mode(*r, def);
+  return r->mode;
 }
 
 std::string resolve_error(const json& request) {
-  auto r = resolve_thinking(request, kOn);
+  auto r = parse(request);
   EXPECT_FALSE(r.is_ok()) << "accepted " << request.dump();
   return r.message();
 }
@@ -218,7 +230,7 @@ TEST(ThinkingMode, InvalidValuesAreErrors) {
   resolve_error(shadowed);
   // The message never echoes the value.
   EXPECT_EQ(resolve_error(with("think", "<script>")).find("<script>"), std::string::npos);
-  EXPECT_FALSE(resolve_thinking(json::array(), kOn).is_ok());
+  EXPECT_FALSE(parse(json::array()).is_ok());
 }
 
 TEST(ThinkingMode, SoftSwitchLatestWins) {
@@ -240,9 +252,8 @@ TEST(ThinkingMode, SoftSwitchLatestWins) {
   EXPECT_FALSE(d.hard_disabled);
   EXPECT_EQ(d.reason, "soft switch /no_think in the latest user message");
   // Content as an array of parts.
-  req["messages"][3]["content"] = json::array({{{"type", "text"}, {"text", "look"}},
-                                               {{"type", "image_url"}, {"image_url", "x"}},
-                                               {{"type", "text"}, {"text", "/think"}}});
+  req["messages"][3]["content"] =
+      json::array({{{"type", "text"}, {"text", "look"}}, {{"type", "text"}, {"text", "/think"}}});
   EXPECT_TRUE(resolve_ok(req, kOff).enabled);
   // A system switch alone.
   json sys = {{"messages", json::array({{{"role", "system"}, {"content", "/no_think"}},
@@ -251,7 +262,8 @@ TEST(ThinkingMode, SoftSwitchLatestWins) {
   json dev = {{"messages", json::array({{{"role", "developer"}, {"content", "/no_think"}},
                                         {{"role", "user"}, {"content", "hi"}},
                                         {{"role", "tool"}, {"content", "/think"}}})}};
-  EXPECT_EQ(resolve_ok(dev, kOn).reason, "soft switch /no_think in the developer message");
+  // "developer" is OpenAI's newer name for the system turn, and is read as one.
+  EXPECT_EQ(resolve_ok(dev, kOn).reason, "soft switch /no_think in the system message");
   // Ollama generate: system + prompt.
   json gen = {{"prompt", "why? /think"}, {"system", "/no_think"}};
   EXPECT_TRUE(resolve_ok(gen, kOff).enabled);
@@ -322,19 +334,40 @@ TEST(ThinkingMode, AutoSeesTools) {
   EXPECT_TRUE(resolve_ok(req, kAuto).enabled);
 }
 
+// The policy itself takes no JSON: the fields in any order, the highest precedence decides.
+TEST(ThinkingMode, PolicyTakesFieldsInAnyOrder) {
+  ModeFields f;
+  f.fields = {{ModeField::Wish::kOff, Src::kReasoningEffort, "reasoning_effort=\"none\"", {}},
+              {ModeField::Wish::kOn, Src::kThink, "think=true", {}}};
+  f.explicit_budget = 77;
+  const std::vector<ModeTurn> turns = {{"system", "be brief"}, {"user", "hi /no_think"}};
+  ThinkingDecision d = decide_thinking(f, turns, /*has_tools=*/false, kOff);
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.source, Src::kThink);
+  EXPECT_EQ(d.budget, 77);
+  EXPECT_EQ(d.reason, "think=true, budget 77");
+  d = decide_thinking(ModeFields{}, turns, false, kOn);
+  EXPECT_FALSE(d.enabled);
+  EXPECT_EQ(d.source, Src::kSoftSwitch);
+  d = raw_prompt_decision();
+  EXPECT_FALSE(d.enabled);
+  EXPECT_EQ(d.source, Src::kRawPrompt);
+}
+
 TEST(ThinkingMode, SourceNames) {
   EXPECT_EQ(thinking_source_name(Src::kChatTemplateKwargs), "chat_template_kwargs");
   EXPECT_EQ(thinking_source_name(Src::kOptionsThinkingMode), "options.thinking_mode");
   EXPECT_EQ(thinking_source_name(Src::kSoftSwitch), "soft_switch");
   EXPECT_EQ(thinking_source_name(Src::kServerDefault), "server_default");
   EXPECT_EQ(thinking_source_name(Src::kAuto), "auto");
+  EXPECT_EQ(thinking_source_name(Src::kRawPrompt), "raw_prompt");
 }
 
 TEST(ThinkingMode, ParseServerDefault) {
-  EXPECT_EQ(parse_server_thinking_default("on").value(), kOn);
-  EXPECT_EQ(parse_server_thinking_default("off").value(), kOff);
-  EXPECT_EQ(parse_server_thinking_default("auto").value(), kAuto);
-  EXPECT_FALSE(parse_server_thinking_default("yes").is_ok());
+  EXPECT_EQ(parse_think_default("on").value(), kOn);
+  EXPECT_EQ(parse_think_default("off").value(), kOff);
+  EXPECT_EQ(parse_think_default("auto").value(), kAuto);
+  EXPECT_FALSE(parse_think_default("yes").is_ok());
 }
 
 TEST(ThinkingMode, SamplingDefaults) {
@@ -348,19 +381,6 @@ TEST(ThinkingMode, SamplingDefaults) {
   EXPECT_FLOAT_EQ(n.top_p, 0.8f);
   EXPECT_EQ(n.top_k, 20);
   EXPECT_FLOAT_EQ(n.min_p, 0.0f);
-
-  SamplingParams p;
-  p.temperature = 0.0f;  // set by the request (even to 0): kept
-  p.top_k = 5;
-  apply_sampling_defaults(p, true);
-  EXPECT_FLOAT_EQ(*p.temperature, 0.0f);
-  EXPECT_EQ(*p.top_k, 5);
-  EXPECT_FLOAT_EQ(*p.top_p, 0.95f);
-  EXPECT_FLOAT_EQ(*p.min_p, 0.0f);
-  SamplingParams q;
-  apply_sampling_defaults(q, false);
-  EXPECT_FLOAT_EQ(*q.temperature, 0.7f);
-  EXPECT_FLOAT_EQ(*q.top_p, 0.8f);
 }
 
 TEST(ThinkingMode, BudgetClosingText) {

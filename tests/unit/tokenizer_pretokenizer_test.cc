@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "text/pretokenizer.h"
+#include "text/tokenizer/pretokenizer.h"
 
 namespace duet {
 namespace {

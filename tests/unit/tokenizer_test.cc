@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "text/pretokenizer.h"
+#include "text/tokenizer/pretokenizer.h"
 #include "unit/tokenizer_test_support.h"
 
 namespace duet {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "support/test_util.h"
-#include "text/bpe_tokenizer.h"
-#include "text/unicode.h"
+#include "text/tokenizer/bpe_tokenizer.h"
+#include "text/tokenizer/unicode.h"
 
 namespace duet::test {
 

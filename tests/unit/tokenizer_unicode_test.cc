@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "text/unicode.h"
+#include "text/tokenizer/unicode.h"
 
 namespace duet {
 namespace {

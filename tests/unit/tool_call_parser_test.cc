@@ -1,6 +1,6 @@
 // ToolCallParser: every cut of the input gives the unsplit result; well-formed blocks become
 // calls; anything malformed comes back as content, byte for byte.
-#include "text/tool_call_parser.h"
+#include "text/output/tool_call_parser.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,34 @@
+// What the model host is told: which model, on which backend, with how much memory, and the
+// server's default thinking mode. `duet serve` and `duet run` set these from their flags.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "engine/engine.h"
+
+namespace duet {
+
+class Tokenizer;
+
+struct HostOptions {
+  std::string model_path;  // empty: the built-in demo model (random weights)
+  std::string model_name;  // the name clients use; empty: from the file ("qwen3-demo" for the demo)
+  std::string backend = "auto";  // --backend (backend/select/backend_select.h)
+  int threads = 0;               // compute threads; 0: all cores
+  int64_t kv_budget_mb = 1024;   // KV cache size
+  int64_t max_batch_tokens = 512;
+  int64_t max_running = 64;        // sequences decoded at once
+  double rope_scale = 0;           // > 0: YaRN with this factor
+  std::string think = "auto";      // default mode: on | off | auto
+  double debug_step_pause_ms = 0;  // pause after each engine step (paces latency tests)
+  // Added tokens matched in client text: "none", or "non-special" (Hugging Face's behaviour
+  // for <think>, <tool_call>, ...; control tokens never match there).
+  std::string client_added_tokens = "none";
+  // Not a flag: only a test binary sets it (tests/support/scripted_serve.cc), to script the
+  // model's output; it is built once the tokenizer is loaded.
+  std::function<LogitsOverride(const Tokenizer&)> test_logits_override;
+};
+
+}  // namespace duet

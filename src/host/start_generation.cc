@@ -1,0 +1,33 @@
+#include "host/start_generation.h"
+
+#include <random>
+
+namespace duet {
+
+Result<PreparedRequest> prepare_generation(const ModelHost& host, ApiRequest& request) {
+  decide_mode(request, host.think_default());
+  if (request.load_only) return PreparedRequest{};
+  return prepare_request(request, host.prompt_context());
+}
+
+Result<RunningGeneration> start_generation(ModelHost& host, const ApiRequest& request,
+                                           const PreparedRequest& prepared) {
+  OutputOptions out;
+  out.skip_special_tokens = request.skip_special_tokens;
+  out.reasoning = request.reasoning;
+  out.thinking = prepared.thinking;
+  out.prompt_opened_think = prepared.prompt_opened_think;
+  out.reasoning_ids = host.reasoning_ids();
+  out.parse_tool_calls = request.parse_tool_calls;
+  out.stop = request.stop;
+  out.tool_id_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull + std::random_device{}();
+  out.logprobs = request.sampling.logprobs;
+  auto handle = host.engine().submit(prepared.gen);
+  if (!handle) return handle.status();
+  RunningGeneration g;
+  g.handle = std::move(handle.value());
+  g.output = std::make_unique<OutputPipeline>(host.tokenizer(), std::move(out));
+  return g;
+}
+
+}  // namespace duet
