@@ -205,6 +205,11 @@ TEST_F(VulkanKernels, GetRowsDecodesEveryTypeExactly) {
     owned.push_back(quantized_matrix(type, 40, 64, 3));
     tables.push_back(owned.back().w);
   }
+  // Float rows of odd length: padded to whole words on the device (weight_layout.h).
+  for (GgmlType type : {GgmlType::F16, GgmlType::BF16}) {
+    owned.push_back(quantized_matrix(type, 40, 13, 5));
+    tables.push_back(owned.back().w);
+  }
   for (const auto& [file, type] :
        {std::pair{"kq-q4_k_m.gguf", GgmlType::Q4_K}, std::pair{"kq-q5_k_m.gguf", GgmlType::Q5_K},
         std::pair{"kq-q6_k.gguf", GgmlType::Q6_K}}) {

@@ -15,6 +15,7 @@
 #include "backend/vulkan/vk_buffer.h"
 #include "backend/vulkan/vk_kernels.h"
 #include "backend/vulkan/vk_runner.h"
+#include "backend/vulkan/weight_layout.h"
 #include "gguf/ggml_type.h"
 
 namespace duet {
@@ -193,7 +194,7 @@ class VulkanBackend final : public Backend {
     const DeviceMatrix* m = &on_device(table);
     const std::string kernel = std::string("get_rows_") + type_suffix(table.type);
     const vk::Binding ob = out(out_view, 0, floats(n * table.cols));
-    const GetRowsPush push{u32(table.cols), u32(table.row_bytes), u32(n)};
+    const GetRowsPush push{u32(table.cols), u32(m->row_bytes), u32(n)};
     for (size_t p = 0; p < m->pieces.size(); ++p) {
       const int64_t first = static_cast<int64_t>(p) * m->rows_per_piece;
       int32_t* local = nullptr;
@@ -488,6 +489,7 @@ class VulkanBackend final : public Backend {
   struct DeviceMatrix {
     std::vector<Buffer> pieces;
     int64_t rows_per_piece = 0;
+    size_t row_bytes = 0;  // in the device layout (vk::device_row_bytes)
   };
 
   // The device copy of a matrix, uploaded on first use (prepare_weights at load). Matrices
@@ -502,7 +504,9 @@ class VulkanBackend final : public Backend {
       return nullptr;
     }
     const vk::DeviceInfo& dev = ctx_->info();
-    const size_t bytes = static_cast<size_t>(w.rows) * w.row_bytes;
+    DeviceMatrix m;
+    m.row_bytes = vk::device_row_bytes(w.type, w.cols);
+    const size_t bytes = static_cast<size_t>(w.rows) * m.row_bytes;
     if (uploaded_bytes_ + bytes > dev.device_local_bytes) {
       fail("the model's weights need more than " + std::to_string((uploaded_bytes_ + bytes) >> 20) +
            " MiB of device memory and " + dev.name + " has " +
@@ -510,17 +514,24 @@ class VulkanBackend final : public Backend {
            " MiB (a model that does not fit is refused; use --backend cpu)");
       return nullptr;
     }
-    DeviceMatrix m;
     m.rows_per_piece =
-        std::min<int64_t>(w.rows, static_cast<int64_t>(dev.max_storage_buffer_range / w.row_bytes));
+        std::min<int64_t>(w.rows, static_cast<int64_t>(dev.max_storage_buffer_range / m.row_bytes));
     if (m.rows_per_piece < 1) {
       fail(w.name + ": one row is larger than the device's largest buffer");
       return nullptr;
     }
+    // Types whose device layout differs are repacked a piece at a time on the host.
+    const bool repack = vk::device_layout_differs(w.type, w.cols);
+    std::vector<uint8_t> repacked;
     for (int64_t first = 0; first < w.rows; first += m.rows_per_piece) {
       const int64_t rows = std::min(m.rows_per_piece, w.rows - first);
-      auto piece = upload(w.data + static_cast<size_t>(first) * w.row_bytes,
-                          static_cast<size_t>(rows) * w.row_bytes);
+      const uint8_t* src = w.data + static_cast<size_t>(first) * w.row_bytes;
+      if (repack) {
+        repacked.resize(static_cast<size_t>(rows) * m.row_bytes);
+        vk::to_device_layout(w.type, w.cols, src, rows, repacked.data());
+        src = repacked.data();
+      }
+      auto piece = upload(src, static_cast<size_t>(rows) * m.row_bytes);
       if (!piece) {
         fail(w.name + ": " + piece.message());
         return nullptr;
@@ -584,7 +595,7 @@ class VulkanBackend final : public Backend {
     for (size_t p = 0; p < m->pieces.size(); ++p) {
       const int64_t first = static_cast<int64_t>(p) * m->rows_per_piece;
       const int64_t rows = std::min(m->rows_per_piece, w.rows - first);
-      const MatmulPush push{u32(rows), u32(w.cols), u32(w.row_bytes),
+      const MatmulPush push{u32(rows), u32(w.cols), u32(m->row_bytes),
                             u32(nt),   u32(w.rows), u32(first)};
       Groups g = Groups::spread(static_cast<uint64_t>(rows));
       if (tiled) {

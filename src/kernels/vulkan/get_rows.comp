@@ -1,7 +1,8 @@
 #version 450
 // out[t] = decode(table row ids[t])  (ref::get_rows), table in the type chosen by WTYPE_*.
 //
-// Bindings: 0 table  uint words, row r starting at byte r * row_bytes
+// Bindings: 0 table  uint words, rows in the device layout (weight_layout.h), row r at
+//                  byte r * row_bytes
 //           1 ids    int [n]; a negative id leaves its output row alone (a table split into
 //                    pieces of rows is read one piece at a time, ids outside it negative)
 //           2 out    float [n x cols]
@@ -21,6 +22,8 @@ layout(push_constant, std430) uniform Push {
   uint n;
 } pc;
 
+// Weights are uploaded in the device layout (backend/vulkan/weight_layout.h).
+#define W_DEVICE_LAYOUT
 #include "weights.glsl"
 
 void main() {

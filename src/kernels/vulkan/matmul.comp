@@ -1,7 +1,8 @@
 #version 450
 // y[t][r] = sum_c W[r][c] * x[t][c]  (ref::matmul), W in the GGUF type chosen by WTYPE_*.
 //
-// Bindings: 0 W  uint words, raw rows, row r starting at byte r * row_bytes
+// Bindings: 0 W  uint words, rows in the device layout (weight_layout.h), row r at byte
+//              r * row_bytes
 //           1 X  float [n_tokens x cols]
 //           2 Y  float, row r of token t at t * y_stride + y_offset + r
 // Push (std430): uint rows, cols, row_bytes, n_tokens, y_stride, y_offset. (A matrix larger
@@ -25,6 +26,8 @@ layout(push_constant, std430) uniform Push {
   uint y_offset;
 } pc;
 
+// Weights are uploaded in the device layout (backend/vulkan/weight_layout.h).
+#define W_DEVICE_LAYOUT
 #include "weights.glsl"
 
 #define TILE 8u

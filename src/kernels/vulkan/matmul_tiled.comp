@@ -23,6 +23,8 @@ layout(push_constant, std430) uniform Push {
   uint y_offset;
 } pc;
 
+// Weights are uploaded in the device layout (backend/vulkan/weight_layout.h).
+#define W_DEVICE_LAYOUT
 #include "weights.glsl"
 
 #define TM 64u

@@ -12,15 +12,20 @@
 //   float dequant1(uint row_byte, uint i)                  element i
 // where row_byte is the byte at which the row starts and i counts elements from there.
 //
+// W_DEVICE_LAYOUT (defined by the weight shaders: matmul, matmul_tiled, get_rows) reads the
+// layout weights are uploaded in (src/backend/vulkan/weight_layout.h): every block and row
+// starts on a word and so do the quants, so dequant8 reads whole words (w_word) and never
+// stitches. Without it (the KV cache, written by kv_store.comp) the file's layout is read.
+//
 // To read from another buffer, define W_BUF (the uint array) and W_FN(name) (renames every
 // function, e.g. `#define W_FN(n) k_##n` gives k_dequant8) before including; the file may
 // be included again with other names, which is how attention reads K and V. Both default
 // to the weight buffer and the plain names.
 //
-// Blocks are 18, 34, 144, 176 or 210 bytes, so a block or row may start at any byte: every
-// read goes through w_u32 & co., which stitch two words when the bytes straddle them and
-// never touch a word that holds none of the requested bytes (there is no guaranteed
-// robust buffer access, and the host only pads buffers to a multiple of 4 bytes).
+// In the file's layout blocks are 18, 34, 144, 176 or 210 bytes, so a block or row may start
+// at any byte: every read goes through w_u32 & co., which stitch two words when the bytes
+// straddle them and never touch a word that holds none of the requested bytes (there is no
+// guaranteed robust buffer access, and the host only pads buffers to a multiple of 4 bytes).
 
 #ifndef W_QK
 #if defined(WTYPE_F32) + defined(WTYPE_F16) + defined(WTYPE_BF16) + defined(WTYPE_Q8_0) + \
@@ -35,10 +40,22 @@
 #define W_BLOCK_BYTES 2
 #elif defined(WTYPE_Q8_0)
 #define W_QK 32
+#ifdef W_DEVICE_LAYOUT
+#define W_BLOCK_BYTES 36
+#define W_QS_AT 4u  // where the quants start in a block
+#else
 #define W_BLOCK_BYTES 34
+#define W_QS_AT 2u
+#endif
 #elif defined(WTYPE_Q4_0)
 #define W_QK 32
+#ifdef W_DEVICE_LAYOUT
+#define W_BLOCK_BYTES 20
+#define W_QS_AT 4u
+#else
 #define W_BLOCK_BYTES 18
+#define W_QS_AT 2u
+#endif
 #elif defined(WTYPE_Q4_K)
 #define W_QK 256
 #define W_BLOCK_BYTES 144
@@ -47,7 +64,11 @@
 #define W_BLOCK_BYTES 176
 #elif defined(WTYPE_Q6_K)
 #define W_QK 256
+#ifdef W_DEVICE_LAYOUT
+#define W_BLOCK_BYTES 212
+#else
 #define W_BLOCK_BYTES 210
+#endif
 #endif
 #endif  // W_QK
 
@@ -76,6 +97,13 @@ uint W_FN(w_u32)(uint byte) {
 
 float W_FN(w_f16)(uint byte) { return unpackHalf2x16(W_FN(w_u16)(byte)).x; }
 
+// The word at `byte`, which dequant8 reads at a multiple of 4 in the device layout: one load.
+#ifdef W_DEVICE_LAYOUT
+uint W_FN(w_word)(uint byte) { return W_BUF[byte >> 2]; }
+#else
+uint W_FN(w_word)(uint byte) { return W_FN(w_u32)(byte); }
+#endif
+
 // Byte `k` (0..3) of a word as a signed int (Q8_0 quants, Q6_K scales).
 int W_FN(w_s8_of)(uint word, uint k) { return bitfieldExtract(int(word), int(k * 8u), 8); }
 
@@ -100,38 +128,38 @@ void W_FN(w_scale_min_k4)(uint s, uint j, out uint sc, out uint m) {
 void W_FN(dequant8)(uint row_byte, uint i, out float v[8]) {
 #if defined(WTYPE_F32)
   const uint b = row_byte + i * 4u;
-  for (uint k = 0u; k < 8u; ++k) v[k] = uintBitsToFloat(W_FN(w_u32)(b + k * 4u));
+  for (uint k = 0u; k < 8u; ++k) v[k] = uintBitsToFloat(W_FN(w_word)(b + k * 4u));
 #elif defined(WTYPE_F16)
   const uint b = row_byte + i * 2u;
   for (uint k = 0u; k < 4u; ++k) {
-    const vec2 h = unpackHalf2x16(W_FN(w_u32)(b + k * 4u));
+    const vec2 h = unpackHalf2x16(W_FN(w_word)(b + k * 4u));
     v[2u * k] = h.x;
     v[2u * k + 1u] = h.y;
   }
 #elif defined(WTYPE_BF16)
   const uint b = row_byte + i * 2u;
   for (uint k = 0u; k < 4u; ++k) {
-    const uint u = W_FN(w_u32)(b + k * 4u);
+    const uint u = W_FN(w_word)(b + k * 4u);
     v[2u * k] = uintBitsToFloat(u << 16);
     v[2u * k + 1u] = uintBitsToFloat(u & 0xFFFF0000u);
   }
 #elif defined(WTYPE_Q8_0)
-  const uint base = row_byte + (i >> 5) * 34u;
+  const uint base = row_byte + (i >> 5) * uint(W_BLOCK_BYTES);
   const float d = W_FN(w_f16)(base);
-  const uint qb = base + 2u + (i & 31u);
-  const uint q[2] = uint[2](W_FN(w_u32)(qb), W_FN(w_u32)(qb + 4u));
+  const uint qb = base + W_QS_AT + (i & 31u);
+  const uint q[2] = uint[2](W_FN(w_word)(qb), W_FN(w_word)(qb + 4u));
   for (uint k = 0u; k < 8u; ++k) {
     precise float r = d * float(W_FN(w_s8_of)(q[k >> 2], k & 3u));
     v[k] = r;
   }
 #elif defined(WTYPE_Q4_0)
   // Elements j and j+16 share byte qs[j]: low nibble, then high.
-  const uint base = row_byte + (i >> 5) * 18u;
+  const uint base = row_byte + (i >> 5) * uint(W_BLOCK_BYTES);
   const float d = W_FN(w_f16)(base);
   const uint j = i & 31u;
-  const uint qb = base + 2u + (j & 15u);
+  const uint qb = base + W_QS_AT + (j & 15u);
   const uint sh = (j >> 4) * 4u;
-  const uint q[2] = uint[2](W_FN(w_u32)(qb), W_FN(w_u32)(qb + 4u));
+  const uint q[2] = uint[2](W_FN(w_word)(qb), W_FN(w_word)(qb + 4u));
   for (uint k = 0u; k < 8u; ++k) {
     const int nib = int((q[k >> 2] >> ((k & 3u) * 8u + sh)) & 0xFu);
     precise float r = d * float(nib - 8);
@@ -158,11 +186,11 @@ void W_FN(dequant8)(uint row_byte, uint i, out float v[8]) {
   precise float d1 = d * float(sc);
   precise float m1 = dmin * float(m);
   const uint qb = base + qs_at + 32u * c + l;
-  const uint q[2] = uint[2](W_FN(w_u32)(qb), W_FN(w_u32)(qb + 4u));
+  const uint q[2] = uint[2](W_FN(w_word)(qb), W_FN(w_word)(qb + 4u));
 #if defined(WTYPE_Q5_K)
   // Fifth bit of element l of sub-block s is bit s of qh[l].
   const uint hb = base + 16u + l;
-  const uint qh[2] = uint[2](W_FN(w_u32)(hb), W_FN(w_u32)(hb + 4u));
+  const uint qh[2] = uint[2](W_FN(w_word)(hb), W_FN(w_word)(hb + 4u));
   const uint bit = 2u * c + hf;
 #endif
   for (uint k = 0u; k < 8u; ++k) {
@@ -177,7 +205,7 @@ void W_FN(dequant8)(uint row_byte, uint i, out float v[8]) {
   // 128-element halves n: ql[64], qh[32], scales[8]. Quarter qt (32 elements) of a half
   // takes the low (qt 0, 1) or high (qt 2, 3) nibble of ql[l + 32*(qt & 1)], bits 2qt..2qt+1
   // of qh[l], and scale sc[l/16 + 2qt].
-  const uint base = row_byte + (i >> 8) * 210u;
+  const uint base = row_byte + (i >> 8) * uint(W_BLOCK_BYTES);
   const uint e = i & 255u;
   const uint n = e >> 7;
   const uint qt = (e >> 5) & 3u;
@@ -188,8 +216,8 @@ void W_FN(dequant8)(uint row_byte, uint i, out float v[8]) {
   precise float ds = d * float(scv);
   const uint lb = base + 64u * n + l + 32u * (qt & 1u);
   const uint hb = base + 128u + 32u * n + l;
-  const uint ql[2] = uint[2](W_FN(w_u32)(lb), W_FN(w_u32)(lb + 4u));
-  const uint qh[2] = uint[2](W_FN(w_u32)(hb), W_FN(w_u32)(hb + 4u));
+  const uint ql[2] = uint[2](W_FN(w_word)(lb), W_FN(w_word)(lb + 4u));
+  const uint qh[2] = uint[2](W_FN(w_word)(hb), W_FN(w_word)(hb + 4u));
   const uint lsh = 4u * (qt >> 1);
   const uint hsh = 2u * qt;
   for (uint k = 0u; k < 8u; ++k) {
@@ -209,8 +237,9 @@ float W_FN(dequant1)(uint row_byte, uint i) {
 #elif defined(WTYPE_BF16)
   return uintBitsToFloat(W_FN(w_u16)(row_byte + i * 2u) << 16);
 #elif defined(WTYPE_Q8_0)
-  const uint base = row_byte + (i >> 5) * 34u;
-  precise float r = W_FN(w_f16)(base) * float(W_FN(w_s8_of)(W_FN(w_u8)(base + 2u + (i & 31u)), 0u));
+  const uint base = row_byte + (i >> 5) * uint(W_BLOCK_BYTES);
+  precise float r =
+      W_FN(w_f16)(base) * float(W_FN(w_s8_of)(W_FN(w_u8)(base + W_QS_AT + (i & 31u)), 0u));
   return r;
 #else
   // Q4_0 and the K-quants: through the group decoder, so that each layout is written once
