@@ -56,7 +56,7 @@ PromptContext ModelHost::prompt_context() const {
 Status ModelHost::load() {
   const auto t0 = std::chrono::steady_clock::now();
   Status s;
-  if (options_.model_path.empty()) {
+  if (demo()) {
     log_.info("-",
               "no model given (-m): forging the built-in demo model, a small Qwen3 with "
               "RANDOM weights — its output is noise; use -m FILE.gguf for a real model");
@@ -80,13 +80,12 @@ Status ModelHost::load() {
 }
 
 Status ModelHost::load_file(const std::string& path) {
-  const bool demo = options_.model_path.empty();
   DUET_TRY(load_model(path));
   DUET_TRY(load_tokenizer());
   if (cancel_load_.load()) return Status::error(std::string(kLoadCancelled));
   DUET_TRY(make_engine());
   DUET_TRY(load_chat_template());
-  info_ = describe_model(model_->gguf(), path, demo, options_.model_name);
+  info_ = describe_model(model_->gguf(), path, demo(), options_.model_name);
   info_.context_length = engine_->max_sequence_tokens();
   info_.chat_template = template_->source();
   info_.architecture_summary = model_->config().summary();
@@ -96,7 +95,6 @@ Status ModelHost::load_file(const std::string& path) {
 
 // The backend and the weights on it.
 Status ModelHost::load_model(const std::string& path) {
-  const bool demo = options_.model_path.empty();
   // The CPU backend computes on the pool; every backend's sampling runs on it.
   pool_ = std::make_unique<ThreadPool>(options_.backend == "ref" ? 1 : options_.threads);
   auto chosen = make_backend(options_.backend, *pool_);
@@ -108,7 +106,7 @@ Status ModelHost::load_model(const std::string& path) {
   auto model = Qwen3Model::load(path, std::move(chosen->backend), load_options);
   if (!model) {
     if (model.status().message() == kLoadCancelled) return model.status();
-    return model.status().with_context(demo ? "loading the demo model" : "loading the model");
+    return model.status().with_context(demo() ? "loading the demo model" : "loading the model");
   }
   model_ = std::move(model.value());
   return Status::ok();

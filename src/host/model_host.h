@@ -65,6 +65,8 @@ class ModelHost {
   PromptContext prompt_context() const;
 
  private:
+  // No -m: the built-in demo model is served.
+  bool demo() const { return options_.model_path.empty(); }
   Status load_file(const std::string& path);
   Status load_model(const std::string& path);
   Status load_tokenizer();
