@@ -45,12 +45,6 @@ Result<std::optional<int64_t>> get_int(const Json& obj, std::string_view name, i
 // The same for a value (array element); `what` names it in errors.
 Result<int64_t> as_int(const Json& v, std::string_view what, int64_t lo, int64_t hi);
 
-// Evaluates a Result-returning expression; returns its Status on error, else binds the value.
-#define DUET_ASSIGN(var, expr)           \
-  auto var##_r = (expr);                 \
-  if (!var##_r) return var##_r.status(); \
-  auto var = std::move(var##_r.value())
-
 // "field must be ..." with the field's name; for building errors elsewhere.
 Status field_error(std::string_view name, std::string_view must_be);
 

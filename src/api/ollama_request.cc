@@ -112,17 +112,7 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
     DUET_ASSIGN(seconds, parse_keep_alive(*ka));
     r.unload = seconds == 0;
   }
-  if (const Json* f = find_field(body, "format")) {
-    // duet has no constrained decoding, so it cannot promise JSON: refused, not ignored.
-    // ("" and null are what clients send for "no format".)
-    const bool none = f->is_null() || (f->is_string() && f->get_ref<const std::string&>().empty());
-    if (!none) {
-      if ((f->is_string() && f->get_ref<const std::string&>() == "json") || f->is_object())
-        return Status::error(
-            "format (JSON output) is not supported: duet has no constrained decoding");
-      return field_error("format", "\"json\" or a JSON schema object");
-    }
-  }
+  DUET_TRY(request_detail::read_output_format(body, r.output_format));
   DUET_TRY(request_detail::read_reasoning_format(body, r));
   DUET_TRY(request_detail::read_mode_fields(body, r.mode_fields));
   return Status::ok();

@@ -112,17 +112,7 @@ Status read_common(const Json& body, const RequestLimits& limits, ApiRequest& r)
   DUET_TRY(read_reasoning_format(body, r));
   DUET_TRY(request_detail::read_mode_fields(body, r.mode_fields));
 
-  if (const Json* rf = find_field(body, "response_format")) {
-    if (!rf->is_object()) return field_error("response_format", "an object with a type");
-    DUET_ASSIGN(type, get_string(*rf, "type"));
-    if (!type || (*type != "text" && *type != "json_object" && *type != "json_schema"))
-      return field_error("response_format.type", "\"text\", \"json_object\" or \"json_schema\"");
-    // Without constrained decoding duet cannot promise JSON; saying so beats a reply that
-    // silently breaks the client's parser.
-    if (*type != "text")
-      return Status::error("response_format \"" + *type +
-                           "\" is not supported (duet has no constrained decoding); use \"text\"");
-  }
+  DUET_TRY(request_detail::read_output_format(body, r.output_format));
   if (const Json* kw = find_field(body, "chat_template_kwargs")) {
     if (!kw->is_object()) return field_error("chat_template_kwargs", "an object");
     r.template_kwargs = *kw;
@@ -154,21 +144,22 @@ Result<ApiRequest> parse_openai_chat(const Json& body, const RequestLimits& limi
       const std::string& c = tc->get_ref<const std::string&>();
       if (c != "none" && c != "auto" && c != "required")
         return field_error("tool_choice", "\"none\", \"auto\", \"required\" or a function");
-      // A call cannot be forced without constrained decoding: refused, not ignored.
-      if (c == "required")
-        return Status::error(
-            "tool_choice \"required\" is not supported (duet cannot force a call); use \"auto\"");
+      if (c == "required") DUET_TRY(request_detail::tool_call_format(r.tools, "", r.output_format));
       // "none": the model is not shown the tools and nothing is parsed as a call.
       if (c == "none") {
         r.tools = nullptr;
         r.parse_tool_calls = false;
       }
     } else if (tc->is_object()) {
-      return Status::error(
-          "tool_choice naming a function is not supported (duet cannot force a call); use "
-          "\"auto\"");
+      // {"type": "function", "function": {"name": ...}}: exactly one call of that function.
+      const Json* fn = find_field(*tc, "function");
+      const Json* name = fn != nullptr && fn->is_object() ? find_field(*fn, "name") : nullptr;
+      if (name == nullptr || !name->is_string())
+        return field_error("tool_choice.function.name", "the name of one of the tools");
+      DUET_TRY(
+          request_detail::tool_call_format(r.tools, name->get<std::string>(), r.output_format));
     } else {
-      return field_error("tool_choice", "\"none\" or \"auto\"");
+      return field_error("tool_choice", "\"none\", \"auto\", \"required\" or a function");
     }
   }
   DUET_ASSIGN(parallel, get_bool(body, "parallel_tool_calls"));

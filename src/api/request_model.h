@@ -12,6 +12,7 @@
 
 #include "api/errors.h"
 #include "api/json_util.h"
+#include "api/output_format.h"
 #include "engine/sampling_params.h"
 #include "text/mode/thinking_mode.h"
 
@@ -60,6 +61,7 @@ struct ApiRequest {
   ReasoningOutput reasoning = ReasoningOutput::kSeparate;
   bool parse_tool_calls = true;  // false with tool_choice "none" or without tools
   int completion_logprobs = -1;  // OpenAI completions' integer logprobs (-1: off)
+  OutputFormat output_format;    // structured output: the grammar the answer must follow
 
   // Ollama lifecycle requests: no prompt at all loads the model ("load"), or with
   // keep_alive 0 unloads it ("unload"). duet keeps its one model loaded; it answers alike.

@@ -66,3 +66,9 @@ class Result {
     ::duet::Status duet_try_s_ = (expr);          \
     if (!duet_try_s_.is_ok()) return duet_try_s_; \
   } while (0)
+
+// Evaluates a Result-returning expression; returns its Status on error, else binds the value.
+#define DUET_ASSIGN(var, expr)           \
+  auto var##_r = (expr);                 \
+  if (!var##_r) return var##_r.status(); \
+  auto var = std::move(var##_r.value())

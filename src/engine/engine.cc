@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -15,6 +16,7 @@ struct Engine::Live {
   ReasoningTracker reasoning{nullptr, false};
   bool budget_spent = false;
   int64_t generated = 0;
+  std::string error;  // why the request ends with kError
   bool scheduled_once = false;
 };
 
@@ -172,10 +174,69 @@ void Engine::finish(Live& l, FinishReason reason, const std::string& error) {
   if (reason == FinishReason::kCancelled) stats_.requests_cancelled++;
 }
 
+// Whether the request's output constraint governs its next token: it has one, and either it
+// applies from the start or the think block has closed.
+bool Engine::constraint_active(const Live& l) const {
+  if (!l.req.constraint) return false;
+  if (!l.req.constraint_after_reasoning || !config_.reasoning_ids) return true;
+  return l.reasoning.closed() || config_.reasoning_ids->think_open < 0;
+}
+
+FinishReason Engine::advance_constraint(Live& l, int32_t token) {
+  if (!l.req.constraint->accept(token)) {
+    l.error = "the output format allows no token here (the vocabulary cannot spell what it needs)";
+    return FinishReason::kError;
+  }
+  return l.req.constraint->must_end() ? FinishReason::kStop : FinishReason::kNone;
+}
+
+// Bans what the output constraint does not allow next, in one row of logits. Runs on the
+// sampling pool: the constraint belongs to this request alone.
+void Engine::apply_constraint(Live& l, std::span<float> logits) const {
+  if (!l.req.constraint) return;
+  const int64_t n = static_cast<int64_t>(logits.size());
+  auto ban_end = [&] {
+    for (int32_t t : config_.end_token_ids) logits[t] = -INFINITY;
+    for (int32_t t : l.req.stop_token_ids) logits[t] = -INFINITY;
+  };
+  if (!constraint_active(l)) {
+    if (l.reasoning.inside() || l.generated > 0) {
+      ban_end();  // reasoning is free, but the answer must still come
+      return;
+    }
+    // Thinking was asked for and has not begun: the block opens first, as Qwen3 opens it.
+    const int32_t open = config_.reasoning_ids->think_open;
+    const float keep = logits[open];
+    std::fill(logits.begin(), logits.end(), -INFINITY);
+    logits[open] = std::isfinite(keep) ? keep : 0.0f;
+    return;
+  }
+  TokenConstraint& c = *l.req.constraint;
+  const bool can_end = c.can_end();
+  // End tokens keep their logits when the output may end here.
+  std::vector<std::pair<int32_t, float>> ends;
+  if (can_end) {
+    for (int32_t t : config_.end_token_ids) ends.emplace_back(t, logits[t]);
+    for (int32_t t : l.req.stop_token_ids) ends.emplace_back(t, logits[t]);
+  }
+  const std::span<const uint64_t> mask = c.allowed();
+  for (size_t w = 0; w < mask.size(); ++w) {
+    uint64_t banned = ~mask[w];
+    while (banned != 0) {
+      const int64_t t = static_cast<int64_t>(w * 64) + std::countr_zero(banned);
+      if (t >= n) break;
+      logits[t] = -INFINITY;
+      banned &= banned - 1;
+    }
+  }
+  for (auto [t, v] : ends) logits[t] = v;
+}
+
 // Appends the sampled token, enforces the thinking budget and the stop conditions, and
 // pushes the event. Returns how the request ended, or kNone.
 FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
   const int32_t tok = r.token;
+  const bool constrained = constraint_active(l);
   TokenEvent ev;
   ev.tokens = {tok};
   ev.logprob = r.logprob;
@@ -190,12 +251,15 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
                       std::find(l.req.stop_token_ids.begin(), l.req.stop_token_ids.end(), tok) !=
                           l.req.stop_token_ids.end();
   FinishReason finish = FinishReason::kNone;
-  if (is_end &&
-      (!l.req.ignore_eos || std::find(l.req.stop_token_ids.begin(), l.req.stop_token_ids.end(),
-                                      tok) != l.req.stop_token_ids.end()))
-    finish = FinishReason::kStop;
-  else if (l.generated >= l.req.max_tokens)
-    finish = FinishReason::kLength;
+  if (constrained && !is_end) finish = advance_constraint(l, tok);
+  if (finish == FinishReason::kNone) {
+    if (is_end &&
+        (!l.req.ignore_eos || std::find(l.req.stop_token_ids.begin(), l.req.stop_token_ids.end(),
+                                        tok) != l.req.stop_token_ids.end()))
+      finish = FinishReason::kStop;
+    else if (l.generated >= l.req.max_tokens)
+      finish = FinishReason::kLength;
+  }
 
   // The budget: at the cap, write Qwen's closing phrase and </think> through the cache.
   TokenEvent injected;
@@ -354,6 +418,7 @@ void Engine::sample_step(const StepPlan& plan, std::vector<float>& logits) {
     picks.push_back({l, lg, hist, {}});
   }
   auto draw = [&](int64_t i, int) {
+    apply_constraint(*picks[i].live, picks[i].logits);
     picks[i].result = picks[i].live->sampler->sample(picks[i].logits, picks[i].history);
   };
   if (config_.sampling_pool != nullptr && picks.size() > 1)
@@ -365,7 +430,7 @@ void Engine::sample_step(const StepPlan& plan, std::vector<float>& logits) {
     if (f == FinishReason::kNone &&
         static_cast<int64_t>(p.live->seq.tokens.size()) >= max_sequence_tokens())
       f = FinishReason::kLength;
-    if (f != FinishReason::kNone) finish(*p.live, f);
+    if (f != FinishReason::kNone) finish(*p.live, f, p.live->error);
   }
 }
 

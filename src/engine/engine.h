@@ -91,6 +91,9 @@ class Engine {
   Engine(Qwen3Model& model, const EngineConfig& config);
   void finish(Live& live, FinishReason reason, const std::string& error = {});
   FinishReason after_sample(Live& live, const SampleResult& r);
+  bool constraint_active(const Live& live) const;
+  FinishReason advance_constraint(Live& live, int32_t token);
+  void apply_constraint(Live& live, std::span<float> logits) const;
   void sample_step(const StepPlan& plan, std::vector<float>& logits);
   void wake();
 

@@ -16,6 +16,7 @@ ThinkTag ReasoningTracker::push(int32_t token) {
   }
   if (token == ids_->think_close && inside_) {
     inside_ = false;
+    closed_ = true;
     return ThinkTag::kClose;
   }
   return ThinkTag::kNone;

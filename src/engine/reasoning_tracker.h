@@ -39,11 +39,14 @@ class ReasoningTracker {
   ThinkTag push(int32_t token);
 
   bool inside() const { return inside_; }
+  // A think block was opened (or the prompt opened it) and has closed since.
+  bool closed() const { return closed_; }
   int64_t reasoning_tokens() const { return reasoning_; }
 
  private:
   const ReasoningTokenIds* ids_;
   bool inside_;
+  bool closed_ = false;
   bool only_whitespace_so_far_ = true;
   int64_t reasoning_ = 0;
 };

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "engine/sampler.h"
 #include "engine/sampling_params.h"
+#include "engine/token_constraint.h"
 
 namespace duet {
 
@@ -32,6 +34,12 @@ struct GenerateRequest {
   std::optional<int64_t> thinking_budget;
   bool starts_in_reasoning = false;  // the prompt leaves the model inside <think>
   std::vector<int32_t> budget_closing_tokens;
+  // Structured output: the tokens the answer may consist of (null: any). With
+  // constraint_after_reasoning the constraint starts once the think block has closed: before
+  // the model opens it only <think> and whitespace may come, and inside it everything but the
+  // end tokens (the answer must still follow).
+  std::shared_ptr<TokenConstraint> constraint;
+  bool constraint_after_reasoning = false;
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled, kError };

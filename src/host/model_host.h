@@ -17,6 +17,7 @@
 #include "host/host_options.h"
 #include "host/model_info.h"
 #include "model/qwen3_model.h"
+#include "text/grammar/token_trie.h"
 #include "text/mode/thinking_mode.h"
 #include "text/template/chat_template.h"
 #include "text/tokenizer/bpe_tokenizer.h"
@@ -61,6 +62,9 @@ class ModelHost {
   ThinkDefault think_default() const { return think_default_; }
   // The engine's think-block ids; every output pipeline reads its tokens with these.
   const std::shared_ptr<const ReasoningTokenIds>& reasoning_ids() const { return reasoning_ids_; }
+  // The tokens structured output may write, with their bytes (control tokens, think tags and
+  // end tokens left out).
+  const std::shared_ptr<const grammar::TokenTrie>& token_trie() const { return token_trie_; }
   // What the prompt builder needs (tokenizer, template, vocabulary and context sizes).
   PromptContext prompt_context() const;
 
@@ -72,6 +76,7 @@ class ModelHost {
   Status load_tokenizer();
   Status make_engine();
   Status load_chat_template();
+  std::shared_ptr<const grammar::TokenTrie> make_token_trie() const;
 
   const HostOptions& options_;
   Logger& log_;
@@ -84,6 +89,7 @@ class ModelHost {
   ModelInfo info_;
   SpecialTokens special_;
   std::shared_ptr<const ReasoningTokenIds> reasoning_ids_;
+  std::shared_ptr<const grammar::TokenTrie> token_trie_;
   std::atomic<bool> loaded_{false};
   std::atomic<bool> cancel_load_{false};
 };

@@ -22,7 +22,15 @@ Result<RunningGeneration> start_generation(ModelHost& host, const ApiRequest& re
   out.stop = request.stop;
   out.tool_id_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull + std::random_device{}();
   out.logprobs = request.sampling.logprobs;
-  auto handle = host.engine().submit(prepared.gen);
+  GenerateRequest gen = prepared.gen;
+  if (request.output_format.grammar) {
+    // Structured output: the answer follows the grammar; reasoning, when the prompt lets the
+    // model think, stays free and the grammar starts after </think>.
+    gen.constraint = std::make_shared<grammar::GrammarConstraint>(request.output_format.grammar,
+                                                                  host.token_trie());
+    gen.constraint_after_reasoning = prepared.thinking || prepared.prompt_opened_think;
+  }
+  auto handle = host.engine().submit(std::move(gen));
   if (!handle) return handle.status();
   RunningGeneration g;
   g.handle = std::move(handle.value());

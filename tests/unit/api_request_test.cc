@@ -128,11 +128,18 @@ TEST(ApiRequest, OpenAIChatRejects) {
       R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})",
       R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "sometimes"})",
       R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "xml"}})",
-      // Unsupported constraints are refused rather than silently ignored.
-      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}})",
-      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": {}}}})",
-      R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "required"})",
-      R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "f"}}})",
+      // Structured output that cannot be enforced is refused rather than silently ignored.
+      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": {"type": "object", "minProperties": 1}}}})",
+      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema"}})",
+      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}, "guided_regex": "a+"})",
+      R"({"messages": [{"role": "user", "content": "x"}], "grammar": "root ::= undefined-rule"})",
+      R"({"messages": [{"role": "user", "content": "x"}], "guided_regex": "(a)\\1"})",
+      R"({"messages": [{"role": "user", "content": "x"}], "guided_choice": []})",
+      R"({"messages": [{"role": "user", "content": "x"}], "guided_json": "{not json"})",
+      R"({"messages": [{"role": "user", "content": "x"}], "structured_outputs": {"xml": "a"}})",
+      R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"})",
+      R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "g"}}})",
+      R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function"}})",
       R"({"messages": [{"role": "user", "content": "x"}], "continue_final_message": true})",
       R"({"messages": [{"role": "user", "content": "x"}], "reasoning_format": "weird"})",
       R"({"messages": [{"role": "assistant", "content": "x", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]})",
@@ -187,10 +194,56 @@ TEST(ApiRequest, Ollama) {
   for (const char* b :
        {R"({"messages": [], "options": {"num_predict": 0}})", R"({"keep_alive": "5parsecs"})",
         R"({"format": "yaml"})", R"({"options": {"typical_p": 2}})", R"({"options": []})",
-        // JSON output cannot be enforced without constrained decoding: refused, not ignored.
-        R"({"format": "json"})", R"({"format": {"type": "object"}})",
+        R"({"format": {"type": "object", "not": {}}})", R"({"format": 3})",
         R"({"messages": [{"role": "user", "content": "x", "images": ["AAAA"]}]})"})
     EXPECT_FALSE(parse_ollama_chat(body(b)).is_ok()) << b;
+}
+
+// Every structured-output field compiles to a grammar; the field is recorded for the logs.
+TEST(ApiRequest, StructuredOutputFields) {
+  const std::pair<const char*, const char*> openai[] = {
+      {R"("response_format": {"type": "json_object"})", "response_format"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": {"type": "object", "properties": {"x": {"type": "integer"}}}}})",
+       "response_format.json_schema.schema"},
+      {R"("grammar": "root ::= \"yes\" | \"no\"")", "grammar"},
+      {R"("json_schema": {"type": "array"})", "json_schema"},
+      {R"("guided_json": "{\"type\": \"string\"}")", "guided_json"},
+      {R"("guided_regex": "[a-z]{3}")", "guided_regex"},
+      {R"("guided_choice": ["left", "right"])", "guided_choice"},
+      {R"("guided_grammar": "root ::= [0-9]+")", "guided_grammar"},
+      {R"("structured_outputs": {"choice": ["a", "b\"c"]})", "structured_outputs.choice"},
+      {R"("tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}], "tool_choice": "required")",
+       "tool_choice"},
+      {R"("tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "f"}})",
+       "tool_choice"},
+  };
+  for (const auto& [fields, field] : openai) {
+    const std::string b =
+        std::string(R"({"messages": [{"role": "user", "content": "x"}], )") + fields + "}";
+    auto r = parse_openai_chat(body(b.c_str()));
+    ASSERT_TRUE(r.is_ok()) << b << ": " << r.message();
+    EXPECT_TRUE(r->output_format.grammar != nullptr) << b;
+    EXPECT_EQ(r->output_format.field, field);
+  }
+  auto plain = parse_openai_chat(body(
+      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "text"}})"));
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ(plain->output_format.grammar, nullptr);
+  for (const char* f :
+       {R"("json")", R"({"type": "object", "properties": {"a": {"type": "string"}}})"}) {
+    const std::string b =
+        std::string(R"({"messages": [{"role": "user", "content": "x"}], "format": )") + f + "}";
+    auto r = parse_ollama_chat(body(b.c_str()));
+    ASSERT_TRUE(r.is_ok()) << r.message();
+    EXPECT_TRUE(r->output_format.grammar != nullptr);
+  }
+  // The same schema twice is compiled once.
+  auto a = parse_openai_chat(
+      body(R"({"messages": [{"role": "user", "content": "x"}], "guided_regex": "q+"})"));
+  auto b = parse_openai_chat(
+      body(R"({"messages": [{"role": "user", "content": "y"}], "guided_regex": "q+"})"));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_EQ(a->output_format.grammar, b->output_format.grammar);
 }
 
 TEST(ApiRequest, ModelNames) {

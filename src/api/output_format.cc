@@ -1,0 +1,231 @@
+#include "api/output_format.h"
+
+#include <list>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "text/grammar/gbnf.h"
+#include "text/grammar/json_schema.h"
+#include "text/grammar/regex.h"
+
+namespace duet {
+
+namespace {
+
+// Least recently used compiled grammars, by GBNF text.
+class GrammarCache {
+ public:
+  static constexpr size_t kCapacity = 32;
+
+  Result<std::shared_ptr<const grammar::CompiledGrammar>> get(const std::string& gbnf) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = index_.find(gbnf); it != index_.end()) {
+        order_.splice(order_.begin(), order_, it->second);
+        return it->second->second;
+      }
+    }
+    auto g = grammar::parse_gbnf(gbnf);
+    if (!g) return g.status();
+    auto compiled = std::make_shared<const grammar::CompiledGrammar>(std::move(g.value()));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (index_.contains(gbnf)) return index_[gbnf]->second;
+    order_.emplace_front(gbnf, compiled);
+    index_[gbnf] = order_.begin();
+    if (order_.size() > kCapacity) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+    return compiled;
+  }
+
+ private:
+  using Entry = std::pair<std::string, std::shared_ptr<const grammar::CompiledGrammar>>;
+  std::mutex mu_;
+  std::list<Entry> order_;
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+};
+
+GrammarCache& cache() {
+  static GrammarCache c;
+  return c;
+}
+
+Status set_format(OutputFormat& out, const std::string& field, const std::string& gbnf) {
+  if (out.grammar)
+    return Status::error(field + " and " + out.field +
+                         " both constrain the output; send at most one");
+  auto compiled = compile_output_grammar(gbnf);
+  if (!compiled) return Status::error(field + ": " + compiled.status().message());
+  out.grammar = std::move(compiled.value());
+  out.field = field;
+  return Status::ok();
+}
+
+// A JSON Schema given as an object or as its JSON text (vLLM accepts both).
+Status schema_format(OutputFormat& out, const std::string& field, const Json& schema) {
+  Json parsed = schema;
+  if (schema.is_string()) {
+    parsed = Json::parse(schema.get<std::string>(), nullptr, false);
+    if (parsed.is_discarded()) return Status::error(field + " is not valid JSON");
+  }
+  if (!parsed.is_object() && !parsed.is_boolean())
+    return field_error(field, "a JSON Schema object");
+  auto gbnf = grammar::json_schema_to_gbnf(parsed);
+  if (!gbnf) return Status::error(field + ": " + gbnf.status().message());
+  return set_format(out, field, gbnf.value());
+}
+
+Status regex_format(OutputFormat& out, const std::string& field, const Json& pattern) {
+  if (!pattern.is_string()) return field_error(field, "a regular expression string");
+  auto body = grammar::regex_to_gbnf(pattern.get<std::string>(), grammar::RegexTarget::kRaw);
+  if (!body) return Status::error(field + ": " + body.status().message());
+  return set_format(out, field, "root ::= " + body.value() + "\n");
+}
+
+Status choice_format(OutputFormat& out, const std::string& field, const Json& choices) {
+  if (!choices.is_array() || choices.empty())
+    return field_error(field, "a non-empty array of strings");
+  std::string gbnf = "root ::= ";
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (!choices[i].is_string()) return field_error(field, "a non-empty array of strings");
+    // The choice's text as a GBNF literal: escape what the literal syntax needs.
+    std::string lit = "\"";
+    for (unsigned char c : choices[i].get<std::string>()) {
+      if (c == '"' || c == '\\') {
+        lit += '\\';
+        lit += static_cast<char>(c);
+      } else if (c < 0x20) {
+        static const char* hex = "0123456789ABCDEF";
+        lit += "\\x";
+        lit += hex[c >> 4];
+        lit += hex[c & 15];
+      } else {
+        lit += static_cast<char>(c);
+      }
+    }
+    gbnf += (i ? " | " : "") + lit + "\"";
+  }
+  return set_format(out, field, gbnf + "\n");
+}
+
+Status grammar_format(OutputFormat& out, const std::string& field, const Json& text) {
+  if (!text.is_string()) return field_error(field, "GBNF grammar text");
+  return set_format(out, field, text.get<std::string>());
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const grammar::CompiledGrammar>> compile_output_grammar(
+    const std::string& gbnf) {
+  return cache().get(gbnf);
+}
+
+namespace request_detail {
+
+Status read_output_format(const Json& body, OutputFormat& out) {
+  if (const Json* rf = find_field(body, "response_format")) {
+    if (!rf->is_object()) return field_error("response_format", "an object with a type");
+    DUET_ASSIGN(type, get_string(*rf, "type"));
+    if (!type || (*type != "text" && *type != "json_object" && *type != "json_schema"))
+      return field_error("response_format.type", "\"text\", \"json_object\" or \"json_schema\"");
+    if (*type == "json_object")
+      DUET_TRY(set_format(out, "response_format", grammar::json_object_gbnf()));
+    if (*type == "json_schema") {
+      const Json* js = find_field(*rf, "json_schema");
+      if (js == nullptr || !js->is_object())
+        return field_error("response_format.json_schema", "an object with a schema");
+      const Json* schema = find_field(*js, "schema");
+      // OpenAI allows a json_schema without a schema: any JSON object then.
+      if (schema == nullptr)
+        DUET_TRY(set_format(out, "response_format", grammar::json_object_gbnf()));
+      else
+        DUET_TRY(schema_format(out, "response_format.json_schema.schema", *schema));
+    }
+  }
+  if (const Json* f = find_field(body, "format")) {  // Ollama
+    const bool none = f->is_null() || (f->is_string() && f->get_ref<const std::string&>().empty());
+    if (!none) {
+      if (f->is_string() && f->get_ref<const std::string&>() == "json")
+        DUET_TRY(set_format(out, "format", grammar::json_object_gbnf()));
+      else if (f->is_object())
+        DUET_TRY(schema_format(out, "format", *f));
+      else
+        return field_error("format", "\"json\" or a JSON schema object");
+    }
+  }
+  if (const Json* g = find_field(body, "grammar"); g && !g->is_null())
+    DUET_TRY(grammar_format(out, "grammar", *g));
+  if (const Json* s = find_field(body, "json_schema"); s && !s->is_null())
+    DUET_TRY(schema_format(out, "json_schema", *s));
+  if (const Json* s = find_field(body, "guided_json"); s && !s->is_null())
+    DUET_TRY(schema_format(out, "guided_json", *s));
+  if (const Json* s = find_field(body, "guided_regex"); s && !s->is_null())
+    DUET_TRY(regex_format(out, "guided_regex", *s));
+  if (const Json* s = find_field(body, "guided_choice"); s && !s->is_null())
+    DUET_TRY(choice_format(out, "guided_choice", *s));
+  if (const Json* s = find_field(body, "guided_grammar"); s && !s->is_null())
+    DUET_TRY(grammar_format(out, "guided_grammar", *s));
+  if (const Json* so = find_field(body, "structured_outputs"); so && !so->is_null()) {
+    if (!so->is_object()) return field_error("structured_outputs", "an object");
+    for (const auto& [key, value] : so->items()) {
+      if (value.is_null()) continue;
+      const std::string field = "structured_outputs." + key;
+      if (key == "json")
+        DUET_TRY(schema_format(out, field, value));
+      else if (key == "regex")
+        DUET_TRY(regex_format(out, field, value));
+      else if (key == "choice")
+        DUET_TRY(choice_format(out, field, value));
+      else if (key == "grammar")
+        DUET_TRY(grammar_format(out, field, value));
+      else if (key == "json_object") {
+        if (value == true) DUET_TRY(set_format(out, field, grammar::json_object_gbnf()));
+      } else {
+        return Status::error(field +
+                             " is not supported (json, regex, choice, grammar and "
+                             "json_object are)");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Status tool_call_format(const Json& tools, const std::string& function, OutputFormat& out) {
+  // The JSON inside <tool_call>: {"name": N, "arguments": PARAMETERS} for each allowed tool.
+  Json alternatives = Json::array();
+  for (const Json& t : tools) {
+    const Json* fn = find_field(t, "function");
+    if (fn == nullptr) continue;
+    const Json* name = find_field(*fn, "name");
+    if (name == nullptr || !name->is_string()) continue;
+    if (!function.empty() && name->get<std::string>() != function) continue;
+    const Json* params = find_field(*fn, "parameters");
+    Json call = {{"type", "object"},
+                 {"properties",
+                  {{"name", {{"const", *name}}},
+                   {"arguments", params ? *params : Json{{"type", "object"}}}}},
+                 {"required", {"name", "arguments"}}};
+    alternatives.push_back(std::move(call));
+  }
+  if (alternatives.empty())
+    return Status::error(function.empty()
+                             ? "tool_choice \"required\" needs at least one tool"
+                             : "tool_choice names " + function + ", which is not among the tools");
+  Json schema = alternatives.size() == 1 ? alternatives[0] : Json{{"anyOf", alternatives}};
+  auto gbnf = grammar::json_schema_to_gbnf(schema);
+  if (!gbnf) return Status::error("tool parameters: " + gbnf.status().message());
+  // The schema's grammar becomes the call's body; Qwen3 writes calls as
+  // <tool_call>\n{...}\n</tool_call>, several separated by a newline.
+  std::string text = gbnf.value();
+  text.replace(0, text.find("::="), "tool-call-json ");
+  const std::string calls = function.empty() ? " (\"\\n\" tool-call)*" : "";
+  text = "root ::= tool-call" + calls + "\n" +
+         "tool-call ::= \"<tool_call>\\n\" tool-call-json \"\\n</tool_call>\"\n" + text;
+  return set_format(out, "tool_choice", text);
+}
+
+}  // namespace request_detail
+
+}  // namespace duet

@@ -1,0 +1,205 @@
+// JSON Schema → grammar: for each schema, texts a validator accepts must match the grammar and
+// texts it rejects must not; unsupported keywords are refused by name.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "text/grammar/byte_automaton.h"
+#include "text/grammar/gbnf.h"
+#include "text/grammar/json_schema.h"
+#include "text/grammar/number_range.h"
+#include "text/grammar/regex.h"
+
+namespace duet::grammar {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Grammar compile(const std::string& schema_text) {
+  auto gbnf = json_schema_to_gbnf(Json::parse(schema_text));
+  EXPECT_TRUE(gbnf.is_ok()) << gbnf.status().message();
+  if (!gbnf.is_ok()) return {};
+  auto g = parse_gbnf(gbnf.value());
+  EXPECT_TRUE(g.is_ok()) << g.status().message() << "\n" << gbnf.value();
+  return g.is_ok() ? std::move(g.value()) : Grammar{};
+}
+
+bool matches(const Grammar& g, std::string_view text) {
+  if (g.rule_alts.empty()) return false;
+  ByteAutomaton a(g);
+  const int32_t s = a.walk(a.start(), text);
+  return s != ByteAutomaton::kDead && a.accepting(s);
+}
+
+struct Case {
+  const char* schema;
+  std::vector<const char*> valid;
+  std::vector<const char*> invalid;
+};
+
+TEST(JsonSchemaGrammar, AcceptsWhatTheSchemaAcceptsAndNothingElse) {
+  const std::vector<Case> cases = {
+      {R"({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name","age"]})",
+       {R"({"name":"Ann","age":31})", "{\n  \"name\": \"B\\\"o\",\n  \"age\": -2\n}"},
+       {R"({"name":"Ann"})", R"({"age":31,"name":"Ann"})", R"({"name":"Ann","age":3.5})",
+        R"({"name":"Ann","age":31,"x":1})", R"([])", R"({"name":"Ann","age":031})"}},
+      {R"({"type":"object","properties":{"a":{"type":"boolean"},"b":{"type":"null"},"c":{"type":"number"}},"required":["b"]})",
+       {R"({"b":null})", R"({"a":true,"b":null})", R"({"b":null,"c":1e5})",
+        R"({"a":false,"b":null,"c":-0.5})"},
+       {R"({})", R"({"a":true})", R"({"a":true,"c":1})", R"({,"b":null})", R"({"b":null,})"}},
+      {R"({"type":"array","items":{"type":"integer","minimum":1,"maximum":12},"minItems":2,"maxItems":3})",
+       {"[1,12]", "[3, 4, 5]", "[ 10 ,11 ]"},
+       {"[1]", "[1,2,3,4]", "[0,1]", "[13,1]", "[1,2,]"}},
+      {R"({"enum":["red","green",3,null,{"k":[1]}]})",
+       {R"("red")", "3", "null", R"({"k":[1]})"},
+       {R"("blue")", "4", R"({"k":[2]})"}},
+      {R"({"const":"fixed"})", {R"("fixed")"}, {R"("other")"}},
+      {R"({"anyOf":[{"type":"string","maxLength":2},{"type":"integer","exclusiveMinimum":0}]})",
+       {R"("ab")", R"("")", "7"},
+       {R"("abc")", "0", "-1"}},
+      {R"({"type":["string","null"],"minLength":1})", {R"("x")", "null"}, {R"("")", "1"}},
+      {R"({"type":"string","nullable":true})", {R"("x")", "null"}, {"1"}},
+      {R"({"type":"string","pattern":"^[A-Z]{2}-\\d{3}$"})",
+       {R"("AB-123")"},
+       {R"("Ab-123")", R"("AB-12")", R"("AB-1234")"}},
+      {R"({"type":"string","pattern":"^a\"b\\\\c$"})", {R"("a\"b\\c")"}, {R"("a"b\c")"}},
+      {R"({"type":"string","format":"date"})",
+       {R"("2024-02-29")", R"("2023-12-31")", R"("2000-02-29")"},
+       {R"("2023-02-29")", R"("1900-02-29")", R"("2023-04-31")", R"("2023-13-01")"}},
+      {R"({"type":"string","format":"date-time"})",
+       {R"("2024-01-05T13:45:00Z")", R"("2024-01-05T23:59:59.123+05:30")"},
+       {R"("2024-01-05 13:45:00Z")", R"("2024-01-05T24:00:00Z")", R"("2024-01-05T13:45:00")"}},
+      {R"({"type":"string","format":"uuid"})",
+       {R"("123e4567-e89b-12d3-a456-426614174000")"},
+       {R"("123e4567e89b12d3a456426614174000")"}},
+      {R"({"type":"string","format":"email"})",
+       {R"("a.b+c@example.co.uk")"},
+       {R"("a..b@example.com")", R"("@example.com")", R"("ab@example")", R"("a@-x.com")"}},
+      {R"({"type":"string","format":"ipv4"})",
+       {R"("192.168.0.255")", R"("0.0.0.0")"},
+       {R"("256.1.1.1")", R"("1.2.3")", R"("01.2.3.4")"}},
+      {R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},"next":{"anyOf":[{"$ref":"#/$defs/node"},{"type":"null"}]}},"required":["v","next"]}},"$ref":"#/$defs/node"})",
+       {R"({"v":1,"next":{"v":2,"next":null}})"},
+       {R"({"v":1,"next":{"v":2}})"}},
+      {R"({"allOf":[{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]},{"properties":{"b":{"type":"integer"}},"required":["b"]}]})",
+       {R"({"a":"x","b":1})"},
+       {R"({"a":"x"})", R"({"b":1})"}},
+      {R"({"type":"array","prefixItems":[{"type":"string"},{"type":"number"}],"items":false})",
+       {R"(["a",1.5])"},
+       {R"(["a",1.5,2])", R"([1,"a"])"}},
+      {R"({"type":"object","additionalProperties":{"type":"integer"}})",
+       {R"({})", R"({"x":1,"y":2})"},
+       {R"({"x":"1"})"}},
+      {R"({"type":"number","minimum":-1,"maximum":1})",
+       {"0", "1", "-1", "0.25", "-0.999", "1.000"},
+       {"1.5", "-1.01", "2", "1.001", "1e0"}},
+      {R"({"type":"number","exclusiveMinimum":0,"exclusiveMaximum":10})",
+       {"0.1", "5", "9.99"},
+       {"0", "0.0", "10", "10.0", "-3"}},
+      {R"({"type":"integer","minimum":-120,"maximum":4500})",
+       {"-120", "-7", "0", "99", "4500", "1000"},
+       {"-121", "4501", "-0", "00", "10000"}},
+      {R"({"type":"integer","minimum":17})", {"17", "20", "123456"}, {"16", "-5", "0"}},
+      {R"({"type":"integer","maximum":-3})", {"-3", "-100"}, {"-2", "0", "5"}},
+      {"true", {"1", R"({"a":[true,null]})", R"("s")"}, {"", "tru"}},
+      {R"({"type":"object","properties":{"s":{"type":"string"}}})",
+       {R"({})", R"({"s":"v"})"},
+       {R"({"t":"v"})"}},
+  };
+  for (const Case& c : cases) {
+    const Grammar g = compile(c.schema);
+    for (const char* v : c.valid) EXPECT_TRUE(matches(g, v)) << c.schema << "\nshould accept " << v;
+    for (const char* v : c.invalid)
+      EXPECT_FALSE(matches(g, v)) << c.schema << "\nshould refuse " << v;
+  }
+}
+
+TEST(JsonSchemaGrammar, WhitespaceIsBounded) {
+  const Grammar g =
+      compile(R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})");
+  EXPECT_TRUE(matches(g, "{ \"a\" : 1 }"));
+  EXPECT_TRUE(matches(g, "{\n    \"a\": 1\n}"));
+  EXPECT_FALSE(matches(g, "{\n\n\n\n\n\n\"a\": 1}"));
+  EXPECT_FALSE(matches(g, "{" + std::string(60, ' ') + "\"a\": 1}"));
+}
+
+TEST(JsonSchemaGrammar, NumbersEndAfterSixteenDigits) {
+  const Grammar g = compile(R"({"type":"integer"})");
+  EXPECT_TRUE(matches(g, "1234567890123456"));
+  EXPECT_FALSE(matches(g, "12345678901234567"));
+}
+
+TEST(JsonSchemaGrammar, RefusesWhatItCannotEnforceByName) {
+  const std::vector<std::pair<const char*, const char*>> refused = {
+      {R"({"type":"object","minProperties":1})", "minProperties"},
+      {R"({"not":{"type":"string"}})", "not"},
+      {R"({"type":"integer","multipleOf":3})", "multipleOf"},
+      {R"({"type":"object","patternProperties":{"^x":{}}})", "patternProperties"},
+      {R"({"type":"array","items":{"type":"string"},"uniqueItems":true})", "uniqueItems"},
+      {R"({"type":"string","format":"hostname"})", "hostname"},
+      {R"({"type":"number","maximum":0.5})", "whole numbers"},
+      {R"({"$ref":"https://example.com/s.json"})", "not inside the schema"},
+      {R"({"$ref":"#/$defs/missing"})", "points at nothing"},
+      {R"({"type":"string","pattern":"(a)\\1"})", "backreferences"},
+      {R"({"type":"string","pattern":"(?=a)a"})", "lookaround"},
+      {R"({"type":"wat"})", "unknown type"},
+      {R"({"allOf":[{"type":"string"},{"type":"integer"}]})", "exclude each other"},
+      {R"({"type":"integer","minimum":5,"maximum":4})", "no number"},
+  };
+  for (const auto& [schema, what] : refused) {
+    auto r = json_schema_to_gbnf(Json::parse(schema));
+    ASSERT_FALSE(r.is_ok()) << schema;
+    EXPECT_NE(r.status().message().find(what), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(NumberRange, IntegerRangesAgreeWithArithmetic) {
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {
+      {0, 0}, {0, 9}, {1, 10}, {5, 123}, {-57, 3}, {-1000, -999}, {99, 1001}, {-5, -1}, {7, 7}};
+  for (auto [lo, hi] : ranges) {
+    auto g = parse_gbnf("root ::= " + integer_range_gbnf(lo, hi));
+    ASSERT_TRUE(g.is_ok()) << g.status().message();
+    for (int64_t v = lo - 30; v <= hi + 30; ++v)
+      EXPECT_EQ(matches(g.value(), std::to_string(v)), v >= lo && v <= hi)
+          << lo << ".." << hi << ": " << v;
+  }
+}
+
+TEST(Regex, JsonStringTargetEscapes) {
+  auto body = regex_to_gbnf("a.b", RegexTarget::kJsonString);
+  ASSERT_TRUE(body.is_ok());
+  auto g = parse_gbnf("root ::= " + body.value());
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  EXPECT_TRUE(matches(g.value(), "axb"));
+  EXPECT_TRUE(matches(g.value(), "a\\\"b"));
+  EXPECT_TRUE(matches(g.value(), "a\\tb"));
+  EXPECT_FALSE(matches(g.value(), "a\"b"));
+  EXPECT_FALSE(matches(g.value(), "a\\nb"));  // . is not a newline
+}
+
+TEST(Regex, RawPatterns) {
+  const std::vector<std::tuple<const char*, const char*, bool>> cases = {
+      {"(cat|dog)s?", "dogs", true},
+      {"(cat|dog)s?", "cow", false},
+      {"\\d{2,3}-[^x]+", "12-ab", true},
+      {"\\d{2,3}-[^x]+", "1-ab", false},
+      {"[\\w.]+@x", "a_b.c@x", true},
+      {"a{2}b*?", "aab", true},
+      {"(?:ab)+", "abab", true},
+      {"(?<year>\\d{4})", "2024", true},
+      {"\\s\\S", " x", true},
+      {"[a\\-z]", "-", true},
+  };
+  for (const auto& [pattern, text, want] : cases) {
+    auto body = regex_to_gbnf(pattern, RegexTarget::kRaw);
+    ASSERT_TRUE(body.is_ok()) << pattern << ": " << body.status().message();
+    auto g = parse_gbnf("root ::= " + body.value());
+    ASSERT_TRUE(g.is_ok()) << g.status().message();
+    EXPECT_EQ(matches(g.value(), text), want) << pattern << " on " << text;
+  }
+}
+
+}  // namespace
+}  // namespace duet::grammar
