@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <span>
 
 #include "backend/ref_backend.h"
@@ -16,6 +17,8 @@
 #include "base/thread_pool.h"
 #include "forge/forge.h"
 #include "support/test_util.h"
+#include "text/grammar/gbnf.h"
+#include "text/grammar/grammar_constraint.h"
 
 namespace duet {
 namespace {
@@ -426,6 +429,114 @@ TEST(EngineThread, RunsOnItsOwnThread) {
   }
   EXPECT_EQ(n, 8);
   (*e)->stop();
+}
+
+// Structured output through the engine, on the byte vocabulary (token b is byte b): the random
+// model writes only what the grammar allows, at temperature 1 over many seeds, and the request
+// stops the moment the grammar is complete (no end token needed).
+std::shared_ptr<TokenConstraint> byte_constraint(const std::string& gbnf) {
+  auto g = grammar::parse_gbnf(gbnf);
+  EXPECT_TRUE(g.is_ok()) << g.message();
+  static const auto trie = [] {
+    std::vector<grammar::TokenTrie::Token> bytes;
+    for (int b = 0; b < 256; ++b) bytes.push_back({b, std::string(1, static_cast<char>(b))});
+    return std::make_shared<const grammar::TokenTrie>(300, bytes);
+  }();
+  return std::make_shared<grammar::GrammarConstraint>(
+      std::make_shared<const grammar::CompiledGrammar>(std::move(g.value())), trie);
+}
+
+std::string bytes_of(const std::vector<int32_t>& tokens) {
+  std::string s;
+  for (int32_t t : tokens) s += static_cast<char>(t);
+  return s;
+}
+
+TEST(EngineConstraint, RandomModelWritesOnlyWhatTheGrammarAllows) {
+  auto model = load(forged_model_path());
+  EngineConfig c = small_config();
+  c.end_token_ids = {258};
+  auto e = Engine::create(*model, c);
+  ASSERT_TRUE(e.is_ok());
+  const std::string gbnf =
+      R"(root ::= "{\"n\": " ("0" | [1-9] [0-9]{0,2}) ", \"w\": \"" [a-z]{1,8} "\"}")";
+  std::vector<std::shared_ptr<RequestHandle>> handles;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    GenerateRequest r;
+    r.prompt = {5, 6, 7, 8};
+    r.sampling.temperature = 1;
+    r.sampling.seed = seed;
+    r.max_tokens = 64;
+    r.constraint = byte_constraint(gbnf);
+    handles.push_back(*(*e)->submit(r));
+  }
+  run_until_idle(**e);
+  auto check = grammar::parse_gbnf(gbnf);
+  ASSERT_TRUE(check.is_ok());
+  std::set<std::string> distinct;
+  for (auto& h : handles) {
+    FinishReason why = FinishReason::kNone;
+    const std::string text = bytes_of(tokens_of(*h, &why));
+    EXPECT_EQ(why, FinishReason::kStop) << text;
+    grammar::ByteAutomaton a(check.value());
+    const int32_t s = a.walk(a.start(), text);
+    EXPECT_TRUE(s != grammar::ByteAutomaton::kDead && a.accepting(s)) << text;
+    distinct.insert(text);
+  }
+  EXPECT_GT(distinct.size(), 6u);  // the seeds differ, the grammar holds for each
+}
+
+TEST(EngineConstraint, ThinkingRunsFreeThenTheGrammarApplies) {
+  auto model = load(forged_model_path());
+  EngineConfig c = small_config();
+  c.end_token_ids = {258};
+  c.reasoning_ids = byte_vocab_reasoning_ids();
+  auto e = Engine::create(*model, c);
+  ASSERT_TRUE(e.is_ok());
+  GenerateRequest r;
+  r.prompt = {1, 2, 3};
+  r.sampling.temperature = 1;
+  r.sampling.seed = 4;
+  r.max_tokens = 60;
+  r.thinking_budget = 6;
+  r.budget_closing_tokens = {'\n', 264, '\n'};
+  r.constraint = byte_constraint(R"(root ::= "yes" | "no")");
+  r.constraint_after_reasoning = true;
+  auto h = *(*e)->submit(r);
+  run_until_idle(**e);
+  std::vector<TokenEvent> evs;
+  TokenEvent ev;
+  while (h->try_pop(ev)) evs.push_back(ev);
+  ASSERT_GE(evs.size(), 9u);
+  EXPECT_EQ(evs[0].tokens, std::vector<int32_t>{263});  // the block opens first
+  std::vector<int32_t> answer;
+  bool closed = false;
+  for (const TokenEvent& x : evs) {
+    if (closed && !x.injected) answer.insert(answer.end(), x.tokens.begin(), x.tokens.end());
+    if (x.injected) closed = true;
+  }
+  const std::string text = bytes_of(answer);
+  EXPECT_TRUE(text == "yes" || text == "no") << text;
+  EXPECT_EQ(evs.back().finish, FinishReason::kStop);
+}
+
+TEST(EngineConstraint, GreedyOutputIsTheSameAloneOrInABatch) {
+  auto model = load(forged_model_path());
+  const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
+  const std::string gbnf = R"(root ::= [a-z ]{5,40} ".")";
+  GenerateRequest r = greedy({9, 8, 7}, 50);
+  r.constraint = byte_constraint(gbnf);
+  const std::vector<int32_t> alone = run_alone(*model, r);
+  auto e = Engine::create(*model, small_config());
+  ASSERT_TRUE(e.is_ok());
+  std::vector<std::shared_ptr<RequestHandle>> others;
+  for (int i = 0; i < 5; ++i)
+    others.push_back(*(*e)->submit(greedy(prompt_of(7 + i, i, vocab), 30)));
+  r.constraint = byte_constraint(gbnf);
+  auto h = *(*e)->submit(r);
+  run_until_idle(**e);
+  EXPECT_EQ(tokens_of(*h), alone);
+  EXPECT_EQ(bytes_of(alone).back(), '.');
 }
 
 }  // namespace

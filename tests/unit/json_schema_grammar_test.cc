@@ -2,10 +2,13 @@
 // texts it rejects must not; unsupported keywords are refused by name.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "support/test_util.h"
 #include "text/grammar/byte_automaton.h"
 #include "text/grammar/gbnf.h"
 #include "text/grammar/json_schema.h"
@@ -199,6 +202,47 @@ TEST(Regex, RawPatterns) {
     ASSERT_TRUE(g.is_ok()) << g.status().message();
     EXPECT_EQ(matches(g.value(), text), want) << pattern << " on " << text;
   }
+}
+
+// The JSON-Schema-Test-Suite (draft 4, from npm): every schema the compiler takes must never
+// let through an instance the suite marks invalid (the grammar may be stricter than the schema,
+// never looser), and a keyword it refuses is named in the error.
+TEST(JsonSchemaGrammar, SuiteInvalidInstancesNeverMatch) {
+  const std::filesystem::path dir = std::filesystem::path(test::default_tokenizer_dir()) /
+                                    "../../../json-schema-test-suite/tests/draft4";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir << " (scripts/setup installs it)";
+  int compiled = 0, refused = 0, invalid_checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const Json groups = Json::parse(in);
+    for (const Json& group : groups) {
+      const std::string where =
+          entry.path().filename().string() + ": " + group.value("description", std::string());
+      auto gbnf = json_schema_to_gbnf(group["schema"]);
+      if (!gbnf.is_ok()) {
+        ++refused;
+        if (std::getenv("DUET_SUITE_VERBOSE"))
+          std::printf("refused %s: %s\n", where.c_str(), gbnf.status().message().c_str());
+        EXPECT_NE(gbnf.status().message().find("JSON schema at"), std::string::npos) << where;
+        continue;
+      }
+      auto g = parse_gbnf(gbnf.value());
+      ASSERT_TRUE(g.is_ok()) << where << ": " << g.status().message();
+      ++compiled;
+      for (const Json& t : group["tests"]) {
+        if (t["valid"].get<bool>()) continue;
+        ++invalid_checked;
+        const std::string text = t["data"].dump();
+        EXPECT_FALSE(matches(g.value(), text))
+            << where << " / " << t.value("description", "") << ": the grammar accepts " << text;
+      }
+    }
+  }
+  EXPECT_GT(compiled, 40);
+  EXPECT_GT(invalid_checked, 80);
+  std::printf("[ suite ] %d schemas compiled, %d refused by name, %d invalid instances rejected\n",
+              compiled, refused, invalid_checked);
 }
 
 }  // namespace

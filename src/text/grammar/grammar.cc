@@ -1,10 +1,10 @@
 #include "text/grammar/grammar.h"
 
-#include "text/tokenizer/unicode.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+
+#include "text/tokenizer/unicode.h"
 
 namespace duet::grammar {
 

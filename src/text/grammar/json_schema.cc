@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
+#include "text/grammar/grammar.h"
 #include "text/grammar/number_range.h"
 #include "text/grammar/regex.h"
 
@@ -59,6 +61,7 @@ const std::set<std::string>& supported_keywords() {
                                        "additionalProperties",
                                        "items",
                                        "prefixItems",
+                                       "additionalItems",
                                        "minItems",
                                        "maxItems",
                                        "uniqueItems",
@@ -102,7 +105,6 @@ const std::set<std::string>& refused_keywords() {
                                        "minProperties",
                                        "maxProperties",
                                        "multipleOf",
-                                       "additionalItems",
                                        "$dynamicRef",
                                        "$recursiveRef",
                                        "contentSchema"};
@@ -180,6 +182,13 @@ class SchemaCompiler {
       size_t next = ref.find('/', pos + 1);
       if (next == std::string::npos) next = ref.size();
       std::string token = ref.substr(pos + 1, next - pos - 1);
+      // A fragment is URI-encoded first (%25 is "%"), then a JSON pointer (~1 "/", ~0 "~").
+      for (size_t i = 0; (i = token.find('%', i)) != std::string::npos; ++i) {
+        std::string err;
+        size_t at = i + 1;
+        const auto v = read_hex_scalar(token, at, 2, err);
+        if (v) token.replace(i, 3, std::string(1, static_cast<char>(*v)));
+      }
       for (size_t i; (i = token.find("~1")) != std::string::npos;) token.replace(i, 2, "/");
       for (size_t i; (i = token.find("~0")) != std::string::npos;) token.replace(i, 2, "~");
       if (at->is_object() && at->contains(token)) {
@@ -263,19 +272,31 @@ class SchemaCompiler {
       if (!it->is_array() || it->empty())
         return fail(path, std::string(key) + " must be a non-empty array");
       const Json base = without(s, {"anyOf", "oneOf", "$defs", "definitions"});
-      const bool plain = !has_constraints(base, {});
-      std::vector<std::string> alts;
+      std::vector<Json> branches;
       for (size_t i = 0; i < it->size(); ++i) {
         const std::string p = path + "/" + key + "/" + std::to_string(i);
-        if (plain) {
-          DUET_ASSIGN(a, visit((*it)[i], p, hint));
-          alts.push_back(a);
-        } else {
-          DUET_ASSIGN(part, flatten((*it)[i], p));
-          DUET_ASSIGN(m, merge(base, part, p));
-          DUET_ASSIGN(a, visit(m, p, hint));
-          alts.push_back(a);
-        }
+        DUET_ASSIGN(part, flatten((*it)[i], p));
+        DUET_ASSIGN(m, merge(base, part, p));
+        branches.push_back(std::move(m));
+      }
+      // oneOf is anyOf when no value can match two branches; otherwise "exactly one" is
+      // beyond a grammar.
+      if (std::string(key) == "oneOf")
+        for (size_t i = 0; i < branches.size(); ++i)
+          for (size_t j = i + 1; j < branches.size(); ++j)
+            if (!disjoint(branches[i], branches[j]))
+              return fail(path, "oneOf branches " + std::to_string(i) + " and " +
+                                    std::to_string(j) +
+                                    " may match the same value, and a grammar cannot enforce "
+                                    "\"exactly one\" (anyOf would be enforced)");
+      // Branches are compiled as written when nothing surrounds them (a $ref stays a rule
+      // reference, so recursive schemas stay finite), merged with the surroundings otherwise.
+      const bool plain = !has_constraints(base, {});
+      std::vector<std::string> alts;
+      for (size_t i = 0; i < branches.size(); ++i) {
+        DUET_ASSIGN(a, visit(plain ? (*it)[i] : branches[i],
+                             path + "/" + key + "/" + std::to_string(i), hint));
+        alts.push_back(a);
       }
       return alternation(alts);
     }
@@ -310,6 +331,79 @@ class SchemaCompiler {
       alts.push_back(a);
     }
     return alternation(alts);
+  }
+
+  // The JSON types a flattened schema admits ("integer" counts as "number"); every type when
+  // it does not say.
+  static std::set<std::string> admitted_types(const Json& s) {
+    static const std::set<std::string> all{"null",  "boolean", "object",
+                                           "array", "number",  "string"};
+    auto type_of = [](const Json& v) -> std::string {
+      return v.is_null()      ? "null"
+             : v.is_boolean() ? "boolean"
+             : v.is_object()  ? "object"
+             : v.is_array()   ? "array"
+             : v.is_number()  ? "number"
+                              : "string";
+    };
+    if (s.contains("anyOf") || s.contains("oneOf")) return all;
+    std::set<std::string> t;
+    if (const auto c = s.find("const"); c != s.end()) return {type_of(*c)};
+    if (const auto e = s.find("enum"); e != s.end() && e->is_array()) {
+      for (const Json& v : *e) t.insert(type_of(v));
+      return t;
+    }
+    std::vector<std::string> named;
+    if (const auto ty = s.find("type"); ty != s.end()) {
+      if (ty->is_string()) named.push_back(ty->get<std::string>());
+      if (ty->is_array())
+        for (const Json& x : *ty)
+          if (x.is_string()) named.push_back(x.get<std::string>());
+    } else {
+      named = inferred_types(s);
+    }
+    for (const std::string& n : named) t.insert(n == "integer" ? "number" : n);
+    if (t.empty()) return all;
+    if (s.value("nullable", false)) t.insert("null");
+    return t;
+  }
+
+  // The values a schema allows when it lists them (const or enum).
+  static std::optional<std::vector<Json>> listed_values(const Json& s) {
+    if (const auto c = s.find("const"); c != s.end()) return std::vector<Json>{*c};
+    if (const auto e = s.find("enum"); e != s.end() && e->is_array())
+      return std::vector<Json>(e->begin(), e->end());
+    return std::nullopt;
+  }
+
+  static bool share_a_value(const std::vector<Json>& a, const std::vector<Json>& b) {
+    for (const Json& x : a)
+      if (std::find(b.begin(), b.end(), x) != b.end()) return true;
+    return false;
+  }
+
+  // No value can match both (flattened) schemas: their types differ, their listed values
+  // differ, or a property both require lists different values (a discriminator).
+  static bool disjoint(const Json& a, const Json& b) {
+    const std::set<std::string> ta = admitted_types(a), tb = admitted_types(b);
+    bool common_type = false;
+    for (const std::string& t : ta) common_type = common_type || tb.contains(t);
+    if (!common_type) return true;
+    const auto va = listed_values(a), vb = listed_values(b);
+    if (va && vb && !share_a_value(*va, *vb)) return true;
+    const auto pa = a.find("properties"), pb = b.find("properties");
+    const auto ra = a.find("required"), rb = b.find("required");
+    if (pa == a.end() || pb == b.end() || ra == a.end() || rb == b.end() || !pa->is_object() ||
+        !pb->is_object() || !ra->is_array() || !rb->is_array())
+      return false;
+    for (const auto& [name, sa] : pa->items()) {
+      if (!pb->contains(name) || std::find(ra->begin(), ra->end(), Json(name)) == ra->end() ||
+          std::find(rb->begin(), rb->end(), Json(name)) == rb->end())
+        continue;
+      const auto xa = listed_values(sa), xb = listed_values((*pb)[name]);
+      if (xa && xb && !share_a_value(*xa, *xb)) return true;
+    }
+    return false;
   }
 
   // Without "type", the keywords say which types are meant.
@@ -611,23 +705,30 @@ class SchemaCompiler {
       return fail(path, "uniqueItems cannot be enforced (only with maxItems of at most 1)");
     if (max_items.value_or(0) > 10000 || min_items.value_or(0) > 10000)
       return fail(path, "minItems and maxItems above 10000 are not supported");
+    // A tuple: prefixItems then items (2020-12), or items as an array then additionalItems
+    // (drafts 4 to 7).
+    const auto tuple_it = s.find("items") != s.end() && s.find("items")->is_array()
+                              ? s.find("items")
+                              : s.find("prefixItems");
+    const char* rest_key =
+        tuple_it != s.end() && tuple_it.key() == "items" ? "additionalItems" : "items";
     std::vector<std::string> prefix;
-    if (const auto it = s.find("prefixItems"); it != s.end()) {
-      if (!it->is_array()) return fail(path, "prefixItems must be an array");
-      for (size_t i = 0; i < it->size(); ++i) {
-        DUET_ASSIGN(v, visit((*it)[i], path + "/prefixItems/" + std::to_string(i),
+    if (tuple_it != s.end()) {
+      if (!tuple_it->is_array()) return fail(path, "prefixItems must be an array");
+      for (size_t i = 0; i < tuple_it->size(); ++i) {
+        DUET_ASSIGN(v, visit((*tuple_it)[i], path + "/" + tuple_it.key() + "/" + std::to_string(i),
                              hint + "-" + std::to_string(i)));
         prefix.push_back(v);
       }
     }
     std::string item = "json-value";
     bool more = true;
-    if (const auto it = s.find("items"); it != s.end()) {
-      if (it->is_array()) return fail(path, "items as an array is not supported (use prefixItems)");
+    if (const auto it = s.find(rest_key); it != s.end()) {
+      if (it->is_array()) return fail(path, std::string(rest_key) + " must be a schema");
       if (*it == false) {
         more = false;
       } else {
-        DUET_ASSIGN(v, visit(*it, path + "/items", hint + "-item"));
+        DUET_ASSIGN(v, visit(*it, path + "/" + rest_key, hint + "-item"));
         item = v;
       }
     }
