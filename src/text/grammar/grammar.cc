@@ -153,7 +153,7 @@ int32_t GrammarBuilder::rule(const std::string& name) {
 int32_t GrammarBuilder::fresh_rule(const std::string& base) {
   int& count = fresh_count_[base];
   for (;;) {
-    std::string name = base + "-" + std::to_string(++count);
+    std::string name = base + "~" + std::to_string(++count);  // "~": never in a GBNF name
     if (!ids_.contains(name)) return rule(name);
   }
 }

@@ -69,7 +69,8 @@ class GrammarBuilder {
 
   // The id of the rule with this name, declaring it (without alternatives) if new.
   int32_t rule(const std::string& name);
-  // A fresh rule named after `base` ("base-1", "base-2"…), for groups and repetitions.
+  // A fresh rule named after `base` ("base~1", "base~2"…: "~" never appears in a GBNF name, so
+  // these never meet a rule of the grammar text), for groups and repetitions.
   int32_t fresh_rule(const std::string& base);
   bool defined(int32_t rule) const { return defined_[rule]; }
   size_t n_rules() const { return names_.size(); }
