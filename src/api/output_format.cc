@@ -192,7 +192,8 @@ Status read_output_format(const Json& body, OutputFormat& out) {
   return Status::ok();
 }
 
-Status tool_call_format(const Json& tools, const std::string& function, OutputFormat& out) {
+Status tool_call_format(const Json& tools, const std::string& function, bool several,
+                        OutputFormat& out) {
   // The JSON inside <tool_call>: {"name": N, "arguments": PARAMETERS} for each allowed tool.
   Json alternatives = Json::array();
   for (const Json& t : tools) {
@@ -220,7 +221,7 @@ Status tool_call_format(const Json& tools, const std::string& function, OutputFo
   // <tool_call>\n{...}\n</tool_call>, several separated by a newline.
   std::string text = gbnf.value();
   text.replace(0, text.find("::="), "tool-call-json ");
-  const std::string calls = function.empty() ? " (\"\\n\" tool-call)*" : "";
+  const std::string calls = several ? " (\"\\n\" tool-call)*" : "";
   text = "root ::= tool-call" + calls + "\n" +
          "tool-call ::= \"<tool_call>\\n\" tool-call-json \"\\n</tool_call>\"\n" + text;
   return set_format(out, "tool_choice", text);

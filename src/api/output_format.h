@@ -30,9 +30,10 @@ namespace request_detail {
 // Reads the structured-output fields of a body (the dialect's and the engines' extensions).
 // The forced-tool-call form is built by tool_call_format().
 Status read_output_format(const Json& body, OutputFormat& out);
-// A reply that is exactly one Qwen3 <tool_call> of `function` (or, with an empty name, one or
-// more calls of any of `tools`), its arguments satisfying the function's parameters.
-Status tool_call_format(const Json& tools, const std::string& function, OutputFormat& out);
+// A reply of Qwen3 <tool_call> blocks, each naming `function` (any of `tools` when empty) with
+// arguments that satisfy its parameters: one call, or with `several` one or more.
+Status tool_call_format(const Json& tools, const std::string& function, bool several,
+                        OutputFormat& out);
 }  // namespace request_detail
 
 // The compiled grammar of GBNF text (through the cache). Errors name the problem.

@@ -129,23 +129,12 @@ Status ModelHost::load_tokenizer() {
   if (special_.im_start < 0 || special_.im_end < 0)
     return Status::error("the vocabulary lacks <|im_start|> or <|im_end|>; not a Qwen3 chat model");
   reasoning_ids_ = reasoning_token_ids(*tokenizer_);
-  token_trie_ = make_token_trie();
+  // What structured output may write: a grammar never spells control tokens or think tags,
+  // and the engine allows the end tokens itself where the grammar may end.
+  const int32_t not_text[] = {special_.im_start, special_.im_end, special_.endoftext,
+                              special_.think_open, special_.think_close};
+  token_trie_ = grammar::text_token_trie(*tokenizer_, not_text);
   return Status::ok();
-}
-
-// Every token that stands for text; a grammar never spells control tokens or think tags, and
-// the engine allows the end tokens itself where the grammar may end.
-std::shared_ptr<const grammar::TokenTrie> ModelHost::make_token_trie() const {
-  const Tokenizer& t = *tokenizer_;
-  std::vector<grammar::TokenTrie::Token> tokens;
-  tokens.reserve(static_cast<size_t>(t.n_vocab()));
-  for (int32_t id = 0; id < t.n_vocab(); ++id) {
-    if (t.is_control(id) || id == special_.im_start || id == special_.im_end ||
-        id == special_.endoftext || id == special_.think_open || id == special_.think_close)
-      continue;
-    tokens.push_back({id, std::string(t.token_bytes(id))});
-  }
-  return std::make_shared<const grammar::TokenTrie>(t.n_vocab(), std::move(tokens));
 }
 
 // The engine, made but not started (its thread starts once the host is complete).

@@ -76,7 +76,6 @@ class ModelHost {
   Status load_tokenizer();
   Status make_engine();
   Status load_chat_template();
-  std::shared_ptr<const grammar::TokenTrie> make_token_trie() const;
 
   const HostOptions& options_;
   Logger& log_;

@@ -219,6 +219,9 @@ console.log(`corpus: ${ran} schemas, ${replies} replies validated, ${refused} su
     checkEq(c.finish_reason, 'tool_calls', 'required: finish_reason');
     check(c.message.tool_calls?.length >= 1, 'required: at least one call');
     for (const call of c.message.tool_calls) checkValid(call.function.arguments, validators[call.function.name], `required: ${call.function.name}`);
+    const single = await client.chat.completions.create({ messages: user, tools, tool_choice: 'required', parallel_tool_calls: false,
+      temperature: 1, seed, max_tokens: MAX_TOKENS, logit_bias: CLOSERS, ...noThinking });
+    checkEq(single.choices[0].message.tool_calls?.length, 1, 'required without parallel calls: one call');
     const named = await client.chat.completions.create({ messages: user, tools, temperature: 1, seed, max_tokens: MAX_TOKENS, logit_bias: CLOSERS, ...noThinking,
       tool_choice: { type: 'function', function: { name: 'get_time' } } });
     checkEq(named.choices[0].message.tool_calls?.length, 1, 'named: one call');

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "text/tokenizer/bpe_tokenizer.h"
+
 namespace duet::grammar {
 
 TokenTrie::TokenTrie(int32_t n_vocab, std::vector<Token> tokens) : n_vocab_(n_vocab) {
@@ -55,6 +57,19 @@ std::string_view TokenTrie::bytes(int32_t id) const {
   return id >= 0 && static_cast<size_t>(id) < bytes_by_id_.size()
              ? std::string_view(bytes_by_id_[id])
              : std::string_view();
+}
+
+std::shared_ptr<const TokenTrie> text_token_trie(const Tokenizer& tokenizer,
+                                                 std::span<const int32_t> excluded) {
+  std::vector<TokenTrie::Token> tokens;
+  tokens.reserve(static_cast<size_t>(tokenizer.n_vocab()));
+  for (int32_t id = 0; id < tokenizer.n_vocab(); ++id) {
+    if (tokenizer.is_control(id) ||
+        std::find(excluded.begin(), excluded.end(), id) != excluded.end())
+      continue;
+    tokens.push_back({id, std::string(tokenizer.token_bytes(id))});
+  }
+  return std::make_shared<const TokenTrie>(tokenizer.n_vocab(), std::move(tokens));
 }
 
 }  // namespace duet::grammar

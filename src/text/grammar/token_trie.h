@@ -9,11 +9,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+namespace duet {
+class Tokenizer;
+}
 
 namespace duet::grammar {
 
@@ -52,5 +57,10 @@ class TokenTrie {
   std::vector<std::string> bytes_by_id_;
   size_t max_depth_ = 0;
 };
+
+// The trie of every token of `tokenizer` that stands for text: control tokens and `excluded`
+// (end tokens, think tags) are left out.
+std::shared_ptr<const TokenTrie> text_token_trie(const Tokenizer& tokenizer,
+                                                 std::span<const int32_t> excluded);
 
 }  // namespace duet::grammar
