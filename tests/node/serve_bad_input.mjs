@@ -89,14 +89,15 @@ const rows = [
   ['reasoning_effort "extreme"', 'POST', CHAT, chat({ reasoning_effort: 'extreme' }), 400],
   ['chat_template_kwargs 5', 'POST', CHAT, chat({ chat_template_kwargs: 5 }), 400],
   ['thinking_token_budget -3', 'POST', CHAT, chat({ thinking_token_budget: -3 }), 400],
-  // Constraints duet cannot enforce (no constrained decoding): refused, never ignored.
+  // Constraints duet cannot enforce: refused, never ignored.
   ['n 2', 'POST', CHAT, chat({ n: 2 }), 400],
-  ['response_format json_object', 'POST', CHAT, chat({ response_format: { type: 'json_object' } }), 400],
-  ['response_format json_schema', 'POST', CHAT, chat({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } } }), 400],
-  ['tool_choice required', 'POST', CHAT, chat({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 'required' }), 400],
-  ['tool_choice a named function', 'POST', CHAT, chat({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'f' } } }), 400],
-  ['ollama: format json', 'POST', '/api/chat', ochat({ format: 'json' }), 400],
-  ['ollama: format schema', 'POST', '/api/generate', JSON.stringify({ prompt: 'x', format: { type: 'object' } }), 400],
+  ['response_format json_schema with minProperties', 'POST', CHAT, chat({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', minProperties: 1 } } } }), 400],
+  ['response_format json_schema with not', 'POST', CHAT, chat({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { not: { type: 'string' } } } } }), 400],
+  ['ollama: format schema with multipleOf', 'POST', '/api/generate', JSON.stringify({ prompt: 'x', format: { type: 'integer', multipleOf: 3 } }), 400],
+  ['ollama: format yaml', 'POST', '/api/chat', ochat({ format: 'yaml' }), 400],
+  // A call that cannot be forced: no tools, or a function that is not among them.
+  ['tool_choice required without tools', 'POST', CHAT, chat({ tool_choice: 'required' }), 400],
+  ['tool_choice naming an unknown function', 'POST', CHAT, chat({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'g' } } }), 400],
   // Routes and models.
   ['unknown model', 'POST', CHAT, chat({ model: 'gpt-17' }), 404],
   ['ollama: unknown model', 'POST', '/api/chat', JSON.stringify({ model: 'llama9', messages: user('x') }), 404],
@@ -140,7 +141,7 @@ for (const [name, method, path, body, expected, headers = {}] of rows) {
           `${name}: OpenAI error body {"error":{message,type,code}}: ${r.body.slice(0, 120)}`);
   }
   // A constraint that cannot be enforced is named as unsupported, so the client knows why.
-  if (/^(n 2|response_format|tool_choice|ollama: format)/.test(name)) {
+  if (/^(n 2|response_format|ollama: format schema)/.test(name)) {
     const msg = path.startsWith('/api/') ? j.error : j.error.message;
     check(/not supported/.test(msg), `${name}: the message says it is not supported: ${msg}`);
   }
