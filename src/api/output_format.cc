@@ -90,22 +90,7 @@ Status choice_format(OutputFormat& out, const std::string& field, const Json& ch
   std::string gbnf = "root ::= ";
   for (size_t i = 0; i < choices.size(); ++i) {
     if (!choices[i].is_string()) return field_error(field, "a non-empty array of strings");
-    // The choice's text as a GBNF literal: escape what the literal syntax needs.
-    std::string lit = "\"";
-    for (unsigned char c : choices[i].get<std::string>()) {
-      if (c == '"' || c == '\\') {
-        lit += '\\';
-        lit += static_cast<char>(c);
-      } else if (c < 0x20) {
-        static const char* hex = "0123456789ABCDEF";
-        lit += "\\x";
-        lit += hex[c >> 4];
-        lit += hex[c & 15];
-      } else {
-        lit += static_cast<char>(c);
-      }
-    }
-    gbnf += (i ? " | " : "") + lit + "\"";
+    gbnf += (i ? " | " : "") + grammar::gbnf_literal(choices[i].get<std::string>());
   }
   return set_format(out, field, gbnf + "\n");
 }
@@ -114,6 +99,23 @@ Status grammar_format(OutputFormat& out, const std::string& field, const Json& t
   if (!text.is_string()) return field_error(field, "GBNF grammar text");
   return set_format(out, field, text.get<std::string>());
 }
+
+// The fields that hold one format each, and how each is read.
+struct FieldReader {
+  const char* name;
+  Status (*read)(OutputFormat&, const std::string&, const Json&);
+};
+constexpr FieldReader kEngineFields[] = {
+    {"grammar", grammar_format},      {"json_schema", schema_format},
+    {"guided_json", schema_format},   {"guided_regex", regex_format},
+    {"guided_choice", choice_format}, {"guided_grammar", grammar_format},
+};
+constexpr FieldReader kStructuredOutputsKeys[] = {
+    {"json", schema_format},
+    {"regex", regex_format},
+    {"choice", choice_format},
+    {"grammar", grammar_format},
+};
 
 }  // namespace
 
@@ -155,38 +157,27 @@ Status read_output_format(const Json& body, OutputFormat& out) {
         return field_error("format", "\"json\" or a JSON schema object");
     }
   }
-  if (const Json* g = find_field(body, "grammar"); g && !g->is_null())
-    DUET_TRY(grammar_format(out, "grammar", *g));
-  if (const Json* s = find_field(body, "json_schema"); s && !s->is_null())
-    DUET_TRY(schema_format(out, "json_schema", *s));
-  if (const Json* s = find_field(body, "guided_json"); s && !s->is_null())
-    DUET_TRY(schema_format(out, "guided_json", *s));
-  if (const Json* s = find_field(body, "guided_regex"); s && !s->is_null())
-    DUET_TRY(regex_format(out, "guided_regex", *s));
-  if (const Json* s = find_field(body, "guided_choice"); s && !s->is_null())
-    DUET_TRY(choice_format(out, "guided_choice", *s));
-  if (const Json* s = find_field(body, "guided_grammar"); s && !s->is_null())
-    DUET_TRY(grammar_format(out, "guided_grammar", *s));
+  // llama.cpp's and vLLM's fields (null counts as absent, as those servers read it).
+  for (const FieldReader& f : kEngineFields)
+    if (const Json* v = find_field(body, f.name); v && !v->is_null())
+      DUET_TRY(f.read(out, f.name, *v));
   if (const Json* so = find_field(body, "structured_outputs"); so && !so->is_null()) {
     if (!so->is_object()) return field_error("structured_outputs", "an object");
     for (const auto& [key, value] : so->items()) {
       if (value.is_null()) continue;
       const std::string field = "structured_outputs." + key;
-      if (key == "json")
-        DUET_TRY(schema_format(out, field, value));
-      else if (key == "regex")
-        DUET_TRY(regex_format(out, field, value));
-      else if (key == "choice")
-        DUET_TRY(choice_format(out, field, value));
-      else if (key == "grammar")
-        DUET_TRY(grammar_format(out, field, value));
-      else if (key == "json_object") {
+      if (key == "json_object") {
         if (value == true) DUET_TRY(set_format(out, field, grammar::json_object_gbnf()));
-      } else {
+        continue;
+      }
+      const FieldReader* reader = nullptr;
+      for (const FieldReader& f : kStructuredOutputsKeys)
+        if (key == f.name) reader = &f;
+      if (reader == nullptr)
         return Status::error(field +
                              " is not supported (json, regex, choice, grammar and "
                              "json_object are)");
-      }
+      DUET_TRY(reader->read(out, field, value));
     }
   }
   return Status::ok();

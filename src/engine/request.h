@@ -36,7 +36,7 @@ struct GenerateRequest {
   std::vector<int32_t> budget_closing_tokens;
   // Structured output: the tokens the answer may consist of (null: any). With
   // constraint_after_reasoning the constraint starts once the think block has closed: before
-  // the model opens it only <think> and whitespace may come, and inside it everything but the
+  // the model opens it only <think> may come, and inside it everything but the
   // end tokens (the answer must still follow).
   std::shared_ptr<TokenConstraint> constraint;
   bool constraint_after_reasoning = false;

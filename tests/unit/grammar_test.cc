@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 
+#include "support/grammar_match.h"
 #include "text/grammar/byte_automaton.h"
 #include "text/grammar/gbnf.h"
 #include "text/grammar/grammar_constraint.h"
@@ -24,28 +25,18 @@ std::string parse_error(std::string_view text) {
   return g.is_ok() ? std::string("(parsed)") : g.status().message();
 }
 
-// The whole text matches the grammar.
-bool matches(const Grammar& g, std::string_view text) {
-  ByteAutomaton a(g);
-  const int32_t s = a.walk(a.start(), text);
-  return s != ByteAutomaton::kDead && a.accepting(s);
-}
-
-// The text can be continued into a match.
-bool viable(const Grammar& g, std::string_view text) {
-  ByteAutomaton a(g);
-  return a.walk(a.start(), text) != ByteAutomaton::kDead;
-}
+using test::grammar_matches;
+using test::grammar_viable;
 
 TEST(Gbnf, LiteralsAlternativesAndGroups) {
   const Grammar g = parse_ok(R"(root ::= "a" ("b" | "cd")* "e"  # comment
 )");
-  EXPECT_TRUE(matches(g, "ae"));
-  EXPECT_TRUE(matches(g, "abcdbe"));
-  EXPECT_FALSE(matches(g, "abc"));
-  EXPECT_TRUE(viable(g, "abc"));
-  EXPECT_FALSE(viable(g, "ac e"));
-  EXPECT_FALSE(matches(g, ""));
+  EXPECT_TRUE(grammar_matches(g, "ae"));
+  EXPECT_TRUE(grammar_matches(g, "abcdbe"));
+  EXPECT_FALSE(grammar_matches(g, "abc"));
+  EXPECT_TRUE(grammar_viable(g, "abc"));
+  EXPECT_FALSE(grammar_viable(g, "ac e"));
+  EXPECT_FALSE(grammar_matches(g, ""));
 }
 
 TEST(Gbnf, RulesAcrossLinesAndForwardReferences) {
@@ -55,45 +46,45 @@ TEST(Gbnf, RulesAcrossLinesAndForwardReferences) {
       "  num |\n"
       "  \"x\"\n"
       "num ::= [0-9]+\n");
-  EXPECT_TRUE(matches(g, "1,x,23"));
-  EXPECT_FALSE(matches(g, "1,"));
-  EXPECT_FALSE(matches(g, "y"));
+  EXPECT_TRUE(grammar_matches(g, "1,x,23"));
+  EXPECT_FALSE(grammar_matches(g, "1,"));
+  EXPECT_FALSE(grammar_matches(g, "y"));
 }
 
 TEST(Gbnf, RepetitionBounds) {
   const Grammar g = parse_ok(R"(root ::= "a"{2,4} "b"{3} "c"{,1} "d"{1,})");
-  EXPECT_TRUE(matches(g, "aabbbd"));
-  EXPECT_TRUE(matches(g, "aaaabbbcddd"));
-  EXPECT_FALSE(matches(g, "abbbd"));
-  EXPECT_FALSE(matches(g, "aaaaabbbd"));
-  EXPECT_FALSE(matches(g, "aabbd"));
-  EXPECT_FALSE(matches(g, "aabbbccd"));
-  EXPECT_FALSE(matches(g, "aabbb"));
+  EXPECT_TRUE(grammar_matches(g, "aabbbd"));
+  EXPECT_TRUE(grammar_matches(g, "aaaabbbcddd"));
+  EXPECT_FALSE(grammar_matches(g, "abbbd"));
+  EXPECT_FALSE(grammar_matches(g, "aaaaabbbd"));
+  EXPECT_FALSE(grammar_matches(g, "aabbd"));
+  EXPECT_FALSE(grammar_matches(g, "aabbbccd"));
+  EXPECT_FALSE(grammar_matches(g, "aabbb"));
 }
 
 TEST(Gbnf, CharacterClassesAreUtf8) {
   const Grammar g = parse_ok(R"(root ::= "\"" [^"\\\x00-\x1f]* "\"")");
-  EXPECT_TRUE(matches(g, "\"plain\""));
-  EXPECT_TRUE(matches(g, "\"caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80\""));
-  EXPECT_FALSE(matches(g, "\"a\"b\""));
-  EXPECT_FALSE(matches(g, "\"tab\there\""));
-  EXPECT_FALSE(viable(g,
-                      "\"\xC3"
-                      "a"));                      // a lead byte without its continuation
-  EXPECT_FALSE(viable(g, "\"\xED\xA0\x80"));      // a UTF-16 surrogate, not a character
-  EXPECT_FALSE(viable(g, "\"\xC0\xAF"));          // an overlong encoding
-  EXPECT_FALSE(viable(g, "\"\xF4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_TRUE(grammar_matches(g, "\"plain\""));
+  EXPECT_TRUE(grammar_matches(g, "\"caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x98\x80\""));
+  EXPECT_FALSE(grammar_matches(g, "\"a\"b\""));
+  EXPECT_FALSE(grammar_matches(g, "\"tab\there\""));
+  EXPECT_FALSE(grammar_viable(g,
+                              "\"\xC3"
+                              "a"));                      // a lead byte without its continuation
+  EXPECT_FALSE(grammar_viable(g, "\"\xED\xA0\x80"));      // a UTF-16 surrogate, not a character
+  EXPECT_FALSE(grammar_viable(g, "\"\xC0\xAF"));          // an overlong encoding
+  EXPECT_FALSE(grammar_viable(g, "\"\xF4\x90\x80\x80"));  // above U+10FFFF
   const Grammar ranges = parse_ok(R"(root ::= [a-c\u00e9-\u00ea\U0001F600] .)");
-  EXPECT_TRUE(matches(ranges, "b!"));
-  EXPECT_TRUE(matches(ranges, "\xC3\xAA\xE4\xB8\xAD"));
-  EXPECT_TRUE(matches(ranges, "\xF0\x9F\x98\x80z"));
-  EXPECT_FALSE(matches(ranges, "d!"));
-  EXPECT_FALSE(matches(ranges, "\xC3\xAB!"));
+  EXPECT_TRUE(grammar_matches(ranges, "b!"));
+  EXPECT_TRUE(grammar_matches(ranges, "\xC3\xAA\xE4\xB8\xAD"));
+  EXPECT_TRUE(grammar_matches(ranges, "\xF0\x9F\x98\x80z"));
+  EXPECT_FALSE(grammar_matches(ranges, "d!"));
+  EXPECT_FALSE(grammar_matches(ranges, "\xC3\xAB!"));
 }
 
 TEST(Gbnf, EscapesInLiterals) {
   const Grammar g = parse_ok(R"(root ::= "\n\t\\\"\x41\u00e9\U0001F600")");
-  EXPECT_TRUE(matches(g, "\n\t\\\"A\xC3\xA9\xF0\x9F\x98\x80"));
+  EXPECT_TRUE(grammar_matches(g, "\n\t\\\"A\xC3\xA9\xF0\x9F\x98\x80"));
 }
 
 TEST(Gbnf, ErrorsSayWhereAndWhat) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/grammar_match.h"
 #include "support/test_util.h"
 #include "text/grammar/byte_automaton.h"
 #include "text/grammar/gbnf.h"
@@ -29,12 +30,7 @@ Grammar compile(const std::string& schema_text) {
   return g.is_ok() ? std::move(g.value()) : Grammar{};
 }
 
-bool matches(const Grammar& g, std::string_view text) {
-  if (g.rule_alts.empty()) return false;
-  ByteAutomaton a(g);
-  const int32_t s = a.walk(a.start(), text);
-  return s != ByteAutomaton::kDead && a.accepting(s);
-}
+using test::grammar_matches;
 
 struct Case {
   const char* schema;
@@ -113,25 +109,26 @@ TEST(JsonSchemaGrammar, AcceptsWhatTheSchemaAcceptsAndNothingElse) {
   };
   for (const Case& c : cases) {
     const Grammar g = compile(c.schema);
-    for (const char* v : c.valid) EXPECT_TRUE(matches(g, v)) << c.schema << "\nshould accept " << v;
+    for (const char* v : c.valid)
+      EXPECT_TRUE(grammar_matches(g, v)) << c.schema << "\nshould accept " << v;
     for (const char* v : c.invalid)
-      EXPECT_FALSE(matches(g, v)) << c.schema << "\nshould refuse " << v;
+      EXPECT_FALSE(grammar_matches(g, v)) << c.schema << "\nshould refuse " << v;
   }
 }
 
 TEST(JsonSchemaGrammar, WhitespaceIsBounded) {
   const Grammar g =
       compile(R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})");
-  EXPECT_TRUE(matches(g, "{ \"a\" : 1 }"));
-  EXPECT_TRUE(matches(g, "{\n    \"a\": 1\n}"));
-  EXPECT_FALSE(matches(g, "{\n\n\n\n\n\n\"a\": 1}"));
-  EXPECT_FALSE(matches(g, "{" + std::string(60, ' ') + "\"a\": 1}"));
+  EXPECT_TRUE(grammar_matches(g, "{ \"a\" : 1 }"));
+  EXPECT_TRUE(grammar_matches(g, "{\n    \"a\": 1\n}"));
+  EXPECT_FALSE(grammar_matches(g, "{\n\n\n\n\n\n\"a\": 1}"));
+  EXPECT_FALSE(grammar_matches(g, "{" + std::string(60, ' ') + "\"a\": 1}"));
 }
 
 TEST(JsonSchemaGrammar, NumbersEndAfterSixteenDigits) {
   const Grammar g = compile(R"({"type":"integer"})");
-  EXPECT_TRUE(matches(g, "1234567890123456"));
-  EXPECT_FALSE(matches(g, "12345678901234567"));
+  EXPECT_TRUE(grammar_matches(g, "1234567890123456"));
+  EXPECT_FALSE(grammar_matches(g, "12345678901234567"));
 }
 
 TEST(JsonSchemaGrammar, RefusesWhatItCannotEnforceByName) {
@@ -165,7 +162,7 @@ TEST(NumberRange, IntegerRangesAgreeWithArithmetic) {
     auto g = parse_gbnf("root ::= " + integer_range_gbnf(lo, hi));
     ASSERT_TRUE(g.is_ok()) << g.status().message();
     for (int64_t v = lo - 30; v <= hi + 30; ++v)
-      EXPECT_EQ(matches(g.value(), std::to_string(v)), v >= lo && v <= hi)
+      EXPECT_EQ(grammar_matches(g.value(), std::to_string(v)), v >= lo && v <= hi)
           << lo << ".." << hi << ": " << v;
   }
 }
@@ -175,11 +172,11 @@ TEST(Regex, JsonStringTargetEscapes) {
   ASSERT_TRUE(body.is_ok());
   auto g = parse_gbnf("root ::= " + body.value());
   ASSERT_TRUE(g.is_ok()) << g.status().message();
-  EXPECT_TRUE(matches(g.value(), "axb"));
-  EXPECT_TRUE(matches(g.value(), "a\\\"b"));
-  EXPECT_TRUE(matches(g.value(), "a\\tb"));
-  EXPECT_FALSE(matches(g.value(), "a\"b"));
-  EXPECT_FALSE(matches(g.value(), "a\\nb"));  // . is not a newline
+  EXPECT_TRUE(grammar_matches(g.value(), "axb"));
+  EXPECT_TRUE(grammar_matches(g.value(), "a\\\"b"));
+  EXPECT_TRUE(grammar_matches(g.value(), "a\\tb"));
+  EXPECT_FALSE(grammar_matches(g.value(), "a\"b"));
+  EXPECT_FALSE(grammar_matches(g.value(), "a\\nb"));  // . is not a newline
 }
 
 TEST(Regex, RawPatterns) {
@@ -200,7 +197,7 @@ TEST(Regex, RawPatterns) {
     ASSERT_TRUE(body.is_ok()) << pattern << ": " << body.status().message();
     auto g = parse_gbnf("root ::= " + body.value());
     ASSERT_TRUE(g.is_ok()) << g.status().message();
-    EXPECT_EQ(matches(g.value(), text), want) << pattern << " on " << text;
+    EXPECT_EQ(grammar_matches(g.value(), text), want) << pattern << " on " << text;
   }
 }
 
@@ -234,7 +231,7 @@ TEST(JsonSchemaGrammar, SuiteInvalidInstancesNeverMatch) {
         if (t["valid"].get<bool>()) continue;
         ++invalid_checked;
         const std::string text = t["data"].dump();
-        EXPECT_FALSE(matches(g.value(), text))
+        EXPECT_FALSE(grammar_matches(g.value(), text))
             << where << " / " << t.value("description", "") << ": the grammar accepts " << text;
       }
     }

@@ -1,5 +1,6 @@
 #include "text/grammar/gbnf.h"
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -290,6 +291,24 @@ Result<Grammar> parse_gbnf(std::string_view text, std::string_view root, const G
   GbnfParser p(text, limits);
   p.expect_root(root);
   return p.parse(root);
+}
+
+std::string gbnf_literal(std::string_view bytes) {
+  std::string out = "\"";
+  for (char c : bytes) {
+    const auto u = static_cast<uint8_t>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace duet::grammar

@@ -10,6 +10,7 @@
 // token references (<[id]>, <name>). Limits keep a request from building a huge automaton.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -26,5 +27,9 @@ struct GbnfLimits {
 
 Result<Grammar> parse_gbnf(std::string_view text, std::string_view root = "root",
                            const GbnfLimits& limits = {});
+
+// A GBNF literal ("...") that matches exactly `bytes`: quotes and backslashes escaped, control
+// bytes as \xHH. Every writer of GBNF text (schemas, regexes, choice lists) quotes with it.
+std::string gbnf_literal(std::string_view bytes);
 
 }  // namespace duet::grammar

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "text/grammar/gbnf.h"
 #include "text/grammar/grammar.h"
 #include "text/grammar/number_range.h"
 #include "text/grammar/regex.h"
@@ -113,13 +114,7 @@ const std::set<std::string>& refused_keywords() {
 
 // A GBNF literal for the JSON text of a value.
 std::string json_literal(const Json& v) {
-  const std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
+  return gbnf_literal(v.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 std::string alternation(const std::vector<std::string>& alts) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "text/grammar/gbnf.h"
 #include "text/tokenizer/unicode.h"
 
 namespace duet::grammar {
@@ -12,25 +13,6 @@ std::string hex_escape(uint32_t cp) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "\\U%08X", cp);
   return buf;
-}
-
-// A GBNF literal for raw bytes.
-std::string literal(std::string_view bytes) {
-  std::string out = "\"";
-  for (char c : bytes) {
-    const auto u = static_cast<uint8_t>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20 || u == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 std::string plain_class(const std::vector<CodeRange>& ranges) {
@@ -366,8 +348,8 @@ std::string class_to_gbnf(const std::vector<CodeRange>& in, RegexTarget target) 
   plain.push_back({'\\', '\\'});
   plain = complement(std::move(plain));  // ranges minus the characters that need escapes
   if (!plain.empty()) alts.push_back(plain_class(plain));
-  if (has('"')) alts.push_back(literal("\\\""));
-  if (has('\\')) alts.push_back(literal("\\\\"));
+  if (has('"')) alts.push_back(gbnf_literal("\\\""));
+  if (has('\\')) alts.push_back(gbnf_literal("\\\\"));
   for (uint32_t cp = 0; cp < 0x20; ++cp) {
     if (!has(cp)) continue;
     std::string esc;
@@ -393,7 +375,7 @@ std::string class_to_gbnf(const std::vector<CodeRange>& in, RegexTarget target) 
         esc = buf;
       }
     }
-    alts.push_back(literal(esc));
+    alts.push_back(gbnf_literal(esc));
   }
   if (alts.size() == 1) return alts[0];
   std::string out = "(";
