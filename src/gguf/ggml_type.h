@@ -25,12 +25,24 @@ enum class GgmlType : uint32_t {
   Q5_K = 13,
   Q6_K = 14,
   Q8_K = 15,
+  IQ2_XXS = 16,
+  IQ2_XS = 17,
+  IQ3_XXS = 18,
+  IQ1_S = 19,
+  IQ4_NL = 20,
+  IQ3_S = 21,
+  IQ2_S = 22,
+  IQ4_XS = 23,
   I8 = 24,
   I16 = 25,
   I32 = 26,
   I64 = 27,
   F64 = 28,
+  IQ1_M = 29,
   BF16 = 30,
+  TQ1_0 = 34,
+  TQ2_0 = 35,
+  MXFP4 = 39,
 };
 
 struct GgmlTypeTraits {
@@ -45,6 +57,8 @@ struct GgmlTypeTraits {
 std::optional<GgmlTypeTraits> ggml_type_traits(uint32_t raw_type);
 const GgmlTypeTraits& ggml_traits(GgmlType type);
 inline const char* ggml_type_name(GgmlType type) { return ggml_traits(type).name; }
+// "F32, F16, …": the types duet computes with, for error messages.
+std::string ggml_computable_type_names();
 // Parses "q8_0", "Q4_K", "bf16" ...; nullopt when unknown.
 std::optional<GgmlType> ggml_type_from_name(std::string_view name);
 

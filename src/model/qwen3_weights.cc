@@ -23,9 +23,9 @@ Result<const GgufTensorInfo*> find_checked(const GgufFile& f, const std::string&
     return Status::error("tensor " + name + " has shape " + t->shape_string() + ", expected " +
                          shape_str(cols, rows));
   if (!ggml_traits(t->type).can_compute)
-    return Status::error("tensor " + name + " has type " + ggml_type_name(t->type) +
-                         ", which duet cannot compute with (supported: F32, F16, BF16, Q8_0, "
-                         "Q4_0, Q4_K, Q5_K, Q6_K)");
+    return Status::error(
+        "tensor " + name + " has type " + ggml_type_name(t->type) +
+        ", which duet cannot compute with (supported: " + ggml_computable_type_names() + ")");
   return t;
 }
 

@@ -13,7 +13,7 @@ namespace {
 TEST(GoldenData, FolderIsPresent) {
   const std::string dir = test::golden_dir();
   for (const char* file : {"logits_cases.json", "tokenizer_cases.json", "chat_template_cases.json",
-                           "quant_blocks.json"})
+                           "quant_blocks.json", "formats_cases.json", "quant_blocks_more.json"})
     EXPECT_TRUE(std::filesystem::is_regular_file(dir + "/" + file))
         << "golden data missing: " << dir << "/" << file
         << " (put ../shared/golden beside the checkout or set DUET_GOLDEN_DIR)";

@@ -1,4 +1,5 @@
-// The forward pass on the fast CPU backend against ../shared/golden/logits_cases.json, once
+// The forward pass on the fast CPU backend against ../shared/golden/logits_cases.json and
+// formats_cases.json, once
 // per ISA path this CPU has, with the golden README's rule (never relaxed):
 //   rel L2 <= max(2 * llamacpp_rel_l2, 1e-4), argmax agreement >= 95% (100% for F16 files).
 // Quantized weights meet 8-bit activations here, as in llama.cpp; F16 weights meet float
@@ -29,8 +30,7 @@ struct CpuLogitsCase {
 std::vector<CpuLogitsCase> load_cases() {
   std::vector<CpuLogitsCase> out;
   for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16})
-    for (const auto& c : test::read_json(test::golden_dir() + "/logits_cases.json"))
-      out.push_back({c["name"], c, isa});
+    for (const auto& c : test::golden_logits_cases()) out.push_back({c.name, c.json, isa});
   return out;
 }
 

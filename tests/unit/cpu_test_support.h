@@ -61,6 +61,18 @@ inline ScaleFields scale_fields(GgmlType type) {
       return {0, 2};
     case GgmlType::Q6_K:
       return {static_cast<int>(offsetof(BlockQ6_K, d)), -1};
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_1:
+      return {0, 2};  // d, m
+    case GgmlType::Q5_0:
+    case GgmlType::IQ4_NL:
+    case GgmlType::IQ4_XS:
+      return {0, -1};
+    case GgmlType::Q2_K:
+      return {static_cast<int>(offsetof(BlockQ2_K, d)),
+              static_cast<int>(offsetof(BlockQ2_K, dmin))};
+    case GgmlType::Q3_K:
+      return {static_cast<int>(offsetof(BlockQ3_K, d)), -1};
     default:
       return {-1, -1};
   }

@@ -473,7 +473,10 @@ TEST(GgufMalformed, TensorByteSizeOverflowsUint64) {
 }
 
 TEST(GgufMalformed, UnknownTensorTypeId) {
-  for (uint32_t type : {4u, 5u, 16u, 31u, 1000u, 0xFFFFFFFFu}) {
+  // Ids no ggml type has (4 and 5 were removed long ago, 31 and 32 more recently). Types
+  // duet knows by name but cannot compute with are refused at load, naming the type
+  // (ModelLoad.UnsupportedTensorTypeIsNamed).
+  for (uint32_t type : {4u, 5u, 31u, 32u, 1000u, 0xFFFFFFFFu}) {
     EXPECT_THAT(parse_error(tensor_file({{"w", {32}, type, 0}}, 256)),
                 HasSubstr("tensor 'w' has unknown type id " + std::to_string(type)));
   }
@@ -871,10 +874,18 @@ TEST(ModelLoad, WrongShapeNamesTensorExpectedAndActual) {
 
 TEST(ModelLoad, UnsupportedTensorTypeIsNamed) {
   ModelSpec s;
-  s.type_of["blk.0.attn_q.weight"] = GgmlType::Q4_1;
-  const std::string msg = load_error(s, "q4_1");
-  EXPECT_THAT(msg, HasSubstr("tensor blk.0.attn_q.weight has type Q4_1"));
+  s.type_of["blk.0.attn_q.weight"] = GgmlType::Q8_1;
+  const std::string msg = load_error(s, "q8_1");
+  EXPECT_THAT(msg, HasSubstr("tensor blk.0.attn_q.weight has type Q8_1"));
   EXPECT_THAT(msg, HasSubstr("which duet cannot compute with"));
+  EXPECT_THAT(msg, HasSubstr("(supported: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, "
+                             "Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, BF16)"));
+
+  // A published type duet parses but cannot compute with is named too, not "unknown".
+  ModelSpec mx;
+  mx.type_of["blk.0.ffn_up.weight"] = GgmlType::MXFP4;
+  EXPECT_THAT(load_error(mx, "mxfp4"),
+              HasSubstr("tensor blk.0.ffn_up.weight has type MXFP4, which duet cannot compute"));
 }
 
 TEST(ModelLoad, ArchitectureLlamaIsRefused) {

@@ -153,11 +153,16 @@ TEST_F(VulkanKernels, MatmulOfEveryQuantizableTypeMatchesReference) {
   }
 }
 
+// A tensor of each type that only quantizers write well, taken from the golden files.
+constexpr std::pair<const char*, GgmlType> kFileTypes[] = {
+    {"kq-q4_k_m.gguf", GgmlType::Q4_K},   {"kq-q5_k_m.gguf", GgmlType::Q5_K},
+    {"kq-q6_k.gguf", GgmlType::Q6_K},     {"kq-q4_1.gguf", GgmlType::Q4_1},
+    {"kq-q5_0.gguf", GgmlType::Q5_0},     {"kq-q5_1.gguf", GgmlType::Q5_1},
+    {"kq-q2_k.gguf", GgmlType::Q2_K},     {"kq-q3_k_m.gguf", GgmlType::Q3_K},
+    {"kq-iq4_nl.gguf", GgmlType::IQ4_NL}, {"kq-iq4_xs.gguf", GgmlType::IQ4_XS}};
+
 TEST_F(VulkanKernels, MatmulOfKQuantFileRowsMatchesReference) {
-  const std::pair<const char*, GgmlType> cases[] = {{"kq-q4_k_m.gguf", GgmlType::Q4_K},
-                                                    {"kq-q5_k_m.gguf", GgmlType::Q5_K},
-                                                    {"kq-q6_k.gguf", GgmlType::Q6_K}};
-  for (const auto& [file, type] : cases) {
+  for (const auto& [file, type] : kFileTypes) {
     const FileMatrix m = file_matrix(file, type, 67);
     ASSERT_NE(m.w.data, nullptr);
     check_matmul(gpu(), m.w, std::string(file) + " " + m.w.name);
@@ -210,9 +215,7 @@ TEST_F(VulkanKernels, GetRowsDecodesEveryTypeExactly) {
     owned.push_back(quantized_matrix(type, 40, 13, 5));
     tables.push_back(owned.back().w);
   }
-  for (const auto& [file, type] :
-       {std::pair{"kq-q4_k_m.gguf", GgmlType::Q4_K}, std::pair{"kq-q5_k_m.gguf", GgmlType::Q5_K},
-        std::pair{"kq-q6_k.gguf", GgmlType::Q6_K}}) {
+  for (const auto& [file, type] : kFileTypes) {
     files.push_back(file_matrix(file, type, 40));
     ASSERT_NE(files.back().w.data, nullptr);
     tables.push_back(files.back().w);

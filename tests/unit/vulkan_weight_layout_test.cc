@@ -24,11 +24,20 @@ TEST(VulkanWeightLayout, RowSizesAreWholeWords) {
   EXPECT_EQ(device_row_bytes(GgmlType::Q6_K, 512), 424u);  // 2 blocks of 212
   EXPECT_EQ(device_row_bytes(GgmlType::Q4_K, 256), 144u);  // as in the file
   EXPECT_EQ(device_row_bytes(GgmlType::Q5_K, 256), 176u);
+  EXPECT_EQ(device_row_bytes(GgmlType::Q5_0, 64), 48u);    // 2 blocks of 24
+  EXPECT_EQ(device_row_bytes(GgmlType::IQ4_NL, 64), 40u);  // 2 blocks of 20
+  EXPECT_EQ(device_row_bytes(GgmlType::Q3_K, 512), 224u);  // 2 blocks of 112
+  EXPECT_EQ(device_row_bytes(GgmlType::Q4_1, 64), 40u);    // as in the file
+  EXPECT_EQ(device_row_bytes(GgmlType::Q5_1, 64), 48u);
+  EXPECT_EQ(device_row_bytes(GgmlType::Q2_K, 256), 84u);
+  EXPECT_EQ(device_row_bytes(GgmlType::IQ4_XS, 256), 136u);
   EXPECT_EQ(device_row_bytes(GgmlType::F32, 3), 12u);
   EXPECT_EQ(device_row_bytes(GgmlType::F16, 3), 8u);  // 6 bytes, padded
   EXPECT_EQ(device_row_bytes(GgmlType::BF16, 4), 8u);
-  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
-                     GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+  for (GgmlType t :
+       {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0,
+        GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q4_1, GgmlType::Q5_0,
+        GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS})
     EXPECT_EQ(device_row_bytes(t, 768) % 4, 0u) << ggml_type_name(t);
   EXPECT_FALSE(device_layout_differs(GgmlType::Q4_K, 256));
   EXPECT_FALSE(device_layout_differs(GgmlType::F16, 4));
@@ -41,7 +50,10 @@ TEST(VulkanWeightLayout, SmallBlocksGetTheirQuantsOnAWord) {
   const struct {
     GgmlType type;
     size_t file_block, device_block;
-  } rows[] = {{GgmlType::Q8_0, 34, 36}, {GgmlType::Q4_0, 18, 20}};
+  } rows[] = {{GgmlType::Q8_0, 34, 36},
+              {GgmlType::Q4_0, 18, 20},
+              {GgmlType::IQ4_NL, 18, 20},
+              {GgmlType::Q5_0, 22, 24}};
   for (const auto& row : rows) {
     const int64_t cols = 96, n_rows = 3;
     const size_t blocks = 3;
@@ -60,14 +72,17 @@ TEST(VulkanWeightLayout, SmallBlocksGetTheirQuantsOnAWord) {
   }
 }
 
-TEST(VulkanWeightLayout, Q6KBlocksAndOddFloatRowsArePadded) {
-  const std::vector<uint8_t> q6 = random_bytes(2 * 2 * 210, 9);  // 2 rows of 512
-  std::vector<uint8_t> dev(2 * device_row_bytes(GgmlType::Q6_K, 512), 0xEE);
-  to_device_layout(GgmlType::Q6_K, 512, q6.data(), 2, dev.data());
-  for (size_t b = 0; b < 4; ++b) {
-    for (size_t k = 0; k < 210; ++k) ASSERT_EQ(dev[b * 212 + k], q6[b * 210 + k]);
-    EXPECT_EQ(dev[b * 212 + 210], 0);
-    EXPECT_EQ(dev[b * 212 + 211], 0);
+TEST(VulkanWeightLayout, Q6KAndQ3KBlocksAndOddFloatRowsArePadded) {
+  for (const auto& [type, block] :
+       {std::pair{GgmlType::Q6_K, size_t{210}}, std::pair{GgmlType::Q3_K, size_t{110}}}) {
+    const std::vector<uint8_t> q = random_bytes(2 * 2 * block, 9);  // 2 rows of 512
+    std::vector<uint8_t> dev(2 * device_row_bytes(type, 512), 0xEE);
+    to_device_layout(type, 512, q.data(), 2, dev.data());
+    for (size_t b = 0; b < 4; ++b) {
+      for (size_t k = 0; k < block; ++k) ASSERT_EQ(dev[b * (block + 2) + k], q[b * block + k]);
+      EXPECT_EQ(dev[b * (block + 2) + block], 0);
+      EXPECT_EQ(dev[b * (block + 2) + block + 1], 0);
+    }
   }
   const std::vector<uint8_t> f16 = random_bytes(2 * 6, 11);  // 2 rows of 3 halves
   std::vector<uint8_t> out(2 * 8, 0xEE);

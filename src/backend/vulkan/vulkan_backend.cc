@@ -70,6 +70,20 @@ const char* type_suffix(GgmlType t) {
       return "q5_k";
     case GgmlType::Q6_K:
       return "q6_k";
+    case GgmlType::Q4_1:
+      return "q4_1";
+    case GgmlType::Q5_0:
+      return "q5_0";
+    case GgmlType::Q5_1:
+      return "q5_1";
+    case GgmlType::IQ4_NL:
+      return "iq4_nl";
+    case GgmlType::Q2_K:
+      return "q2_k";
+    case GgmlType::Q3_K:
+      return "q3_k";
+    case GgmlType::IQ4_XS:
+      return "iq4_xs";
     default:
       return nullptr;
   }

@@ -19,8 +19,14 @@ BlockMove block_move(GgmlType type) {
       return {34, 36, 2, 4};
     case GgmlType::Q4_0:
       return {18, 20, 2, 4};
+    case GgmlType::Q5_0:
+      return {22, 24, 2, 4};
+    case GgmlType::IQ4_NL:
+      return {18, 20, 2, 4};
     case GgmlType::Q6_K:
       return {210, 212, 210, 210};
+    case GgmlType::Q3_K:
+      return {110, 112, 110, 110};
     default:
       return {};
   }

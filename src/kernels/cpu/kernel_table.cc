@@ -17,7 +17,9 @@ CpuKernels build(CpuIsa isa) {
   }
   if (isa == CpuIsa::kAvx512 || isa == CpuIsa::kAvx512Bf16) {
     // The element-wise ops and most attention pieces are a small share of the time: the
-    // AVX2 versions serve here too.
+    // AVX2 versions serve here too, as do the AVX2 tiles of the formats that have no
+    // AVX-512 tile yet (fill_avx512_quant_kernels replaces the others).
+    fill_avx2_quant_kernels(k);
     fill_avx2_elementwise_kernels(k);
     fill_avx2_attention_kernels(k);
     fill_avx512_attention_kernels(k);
@@ -51,6 +53,20 @@ const WeightKernels* CpuKernels::for_type(GgmlType type) const {
       return &q5_k;
     case GgmlType::Q6_K:
       return &q6_k;
+    case GgmlType::Q4_1:
+      return &q4_1;
+    case GgmlType::Q5_0:
+      return &q5_0;
+    case GgmlType::Q5_1:
+      return &q5_1;
+    case GgmlType::IQ4_NL:
+      return &iq4_nl;
+    case GgmlType::Q2_K:
+      return &q2_k;
+    case GgmlType::Q3_K:
+      return &q3_k;
+    case GgmlType::IQ4_XS:
+      return &iq4_xs;
     default:
       return nullptr;
   }

@@ -59,6 +59,8 @@ struct WeightKernels {
 struct CpuKernels {
   CpuIsa isa = CpuIsa::kScalar;
   WeightKernels f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k;
+  // Formats with a scalar and an AVX2 tile (which the AVX-512 paths use too) so far.
+  WeightKernels q4_1, q5_0, q5_1, iq4_nl, q2_k, q3_k, iq4_xs;
   ConvertRowFn to_q8x32 = nullptr, to_q8x256 = nullptr, to_bf16 = nullptr;
 
   // Element-wise ops, same contracts as the ref:: versions in kernels/ref/ops.h.

@@ -130,6 +130,131 @@ float dot_q4_0(const uint8_t* w, const uint8_t* x, int64_t cols) {
   return acc;
 }
 
+// Q4_1 and Q5_1: value = d·q + m, so Σ value·x̂ = d·d_x·Σ q·a + m·s (s = d_x·Σ a).
+template <typename Block, int (*Code)(const Block&, int)>
+float dot_offset_block(const uint8_t* w, const uint8_t* x, int64_t cols) {
+  const auto* blocks = reinterpret_cast<const Block*>(w);
+  const Q8x32Row a = q8x32_row(x, cols);
+  float acc = 0.0f;
+  for (int64_t b = 0; b < cols / 32; ++b) {
+    int sum = 0;
+    for (int i = 0; i < 32; ++i) sum += Code(blocks[b], i) * a.qs[b * 32 + i];
+    acc += fp16_to_float(blocks[b].d) * a.d[b] * static_cast<float>(sum) +
+           fp16_to_float(blocks[b].m) * a.s[b];
+  }
+  return acc;
+}
+
+// Q5_0 and IQ4_NL: value = d·code, one scale per block of 32.
+template <typename Block, int (*Code)(const Block&, int)>
+float dot_scaled_block(const uint8_t* w, const uint8_t* x, int64_t cols) {
+  const auto* blocks = reinterpret_cast<const Block*>(w);
+  const Q8x32Row a = q8x32_row(x, cols);
+  float acc = 0.0f;
+  for (int64_t b = 0; b < cols / 32; ++b) {
+    int sum = 0;
+    for (int i = 0; i < 32; ++i) sum += Code(blocks[b], i) * a.qs[b * 32 + i];
+    acc += fp16_to_float(blocks[b].d) * a.d[b] * static_cast<float>(sum);
+  }
+  return acc;
+}
+
+// The code of element i (0..31) of a 32-element block, as ref::dequantize_row reads it.
+int nibble(const uint8_t* qs, int i) { return i < 16 ? (qs[i] & 0x0F) : (qs[i - 16] >> 4); }
+template <typename Block>
+int q5_code(const Block& b, int i) {
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, 4);
+  return nibble(b.qs, i) | static_cast<int>(((qh >> i) & 1u) << 4);
+}
+int q4_1_code(const BlockQ4_1& b, int i) { return nibble(b.qs, i); }
+int q5_0_code(const BlockQ5_0& b, int i) { return q5_code(b, i) - 16; }
+int q5_1_code(const BlockQ5_1& b, int i) { return q5_code(b, i); }
+int iq4_nl_code(const BlockIQ4_NL& b, int i) { return kIq4nlValues[nibble(b.qs, i)]; }
+
+float dot_q4_1(const uint8_t* w, const uint8_t* x, int64_t cols) {
+  return dot_offset_block<BlockQ4_1, q4_1_code>(w, x, cols);
+}
+float dot_q5_1(const uint8_t* w, const uint8_t* x, int64_t cols) {
+  return dot_offset_block<BlockQ5_1, q5_1_code>(w, x, cols);
+}
+float dot_q5_0(const uint8_t* w, const uint8_t* x, int64_t cols) {
+  return dot_scaled_block<BlockQ5_0, q5_0_code>(w, x, cols);
+}
+float dot_iq4_nl(const uint8_t* w, const uint8_t* x, int64_t cols) {
+  return dot_scaled_block<BlockIQ4_NL, iq4_nl_code>(w, x, cols);
+}
+
+// Q2_K and Q3_K: 16 sub-blocks of 16; element e = 128h + 32j + l (sub-block e / 16) has its
+// two low bits at 2j of qs[32h + l]. Q2_K: value = d·sc_k·q − dmin·m_k. Q3_K: value =
+// d·sc_k·(q − 4) unless bit 4h + j of hmask[l] is set, then d·sc_k·q.
+float dot_q2_k(const uint8_t* w, const uint8_t* x, int64_t cols) {
+  const auto* blocks = reinterpret_cast<const BlockQ2_K*>(w);
+  const Q8x256Row a = q8x256_row(x, cols);
+  float acc = 0.0f;
+  for (int64_t b = 0; b < cols / 256; ++b) {
+    const BlockQ2_K& blk = blocks[b];
+    const int8_t* q8 = a.qs + b * 256;
+    int isum = 0, msum = 0;
+    for (int k = 0; k < 16; ++k) {
+      int p = 0;
+      for (int e = 16 * k; e < 16 * k + 16; ++e)
+        p += ((blk.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3) * q8[e];
+      isum += (blk.scales[k] & 0x0F) * p;
+      msum += (blk.scales[k] >> 4) * a.bsums[b * 16 + k];
+    }
+    acc += a.d[b] * (fp16_to_float(blk.d) * static_cast<float>(isum) -
+                     fp16_to_float(blk.dmin) * static_cast<float>(msum));
+  }
+  return acc;
+}
+
+float dot_q3_k(const uint8_t* w, const uint8_t* x, int64_t cols) {
+  const auto* blocks = reinterpret_cast<const BlockQ3_K*>(w);
+  const Q8x256Row a = q8x256_row(x, cols);
+  float acc = 0.0f;
+  for (int64_t b = 0; b < cols / 256; ++b) {
+    const BlockQ3_K& blk = blocks[b];
+    int8_t sc[16];
+    unpack_q3_k_scales(blk.scales, sc);
+    const int8_t* q8 = a.qs + b * 256;
+    int isum = 0;
+    for (int k = 0; k < 16; ++k) {
+      int p = 0;
+      for (int e = 16 * k; e < 16 * k + 16; ++e) {
+        const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+        const int low = (blk.qs[32 * h + l] >> (2 * j)) & 3;
+        const int high = (blk.hmask[l] >> (4 * h + j)) & 1;
+        p += (low - 4 + 4 * high) * q8[e];
+      }
+      isum += sc[k] * p;
+    }
+    acc += a.d[b] * fp16_to_float(blk.d) * static_cast<float>(isum);
+  }
+  return acc;
+}
+
+// IQ4_XS: value = d·sc_k·grid[q] over sub-blocks k of 32 (see ref::dequant_iq4_xs).
+float dot_iq4_xs(const uint8_t* w, const uint8_t* x, int64_t cols) {
+  const auto* blocks = reinterpret_cast<const BlockIQ4_XS*>(w);
+  const Q8x256Row a = q8x256_row(x, cols);
+  float acc = 0.0f;
+  for (int64_t b = 0; b < cols / 256; ++b) {
+    const BlockIQ4_XS& blk = blocks[b];
+    int8_t sc[8];
+    unpack_iq4_xs_scales(blk, sc);
+    const int8_t* q8 = a.qs + b * 256;
+    int isum = 0;
+    for (int k = 0; k < 8; ++k) {
+      int p = 0;
+      for (int i = 0; i < 32; ++i) p += kIq4nlValues[nibble(blk.qs + 16 * k, i)] * q8[32 * k + i];
+      isum += sc[k] * p;
+    }
+    acc += a.d[b] * fp16_to_float(blk.d) * static_cast<float>(isum);
+  }
+  return acc;
+}
+
 // Q4_K and Q5_K: value = d·sc_j·q − dmin·m_j over sub-blocks j of 32. The code of element l
 // of sub-block j: low (even j) or high (odd j) nibble of qs[32·(j/2) + l], plus 16 when
 // bit j of qh[l] is set (Q5_K).
@@ -231,6 +356,13 @@ void fill_scalar_kernels(CpuKernels& k) {
   k.bf16 = {ActFormat::kF32, tile<dot_bf16>};
   k.q8_0 = {ActFormat::kQ8x32, tile<dot_q8_0>};
   k.q4_0 = {ActFormat::kQ8x32, tile<dot_q4_0>};
+  k.q4_1 = {ActFormat::kQ8x32, tile<dot_q4_1>};
+  k.q5_0 = {ActFormat::kQ8x32, tile<dot_q5_0>};
+  k.q5_1 = {ActFormat::kQ8x32, tile<dot_q5_1>};
+  k.iq4_nl = {ActFormat::kQ8x32, tile<dot_iq4_nl>};
+  k.q2_k = {ActFormat::kQ8x256, tile<dot_q2_k>};
+  k.q3_k = {ActFormat::kQ8x256, tile<dot_q3_k>};
+  k.iq4_xs = {ActFormat::kQ8x256, tile<dot_iq4_xs>};
   k.q4_k = {ActFormat::kQ8x256, tile<dot_q4_k>};
   k.q5_k = {ActFormat::kQ8x256, tile<dot_q5_k>};
   k.q6_k = {ActFormat::kQ8x256, tile<dot_q6_k>};

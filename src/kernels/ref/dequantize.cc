@@ -20,6 +20,53 @@ void dequant_q4_0(const BlockQ4_0* b, float* y, int64_t nb) {
   }
 }
 
+// Q4_1: value = d·q + m, nibbles as Q4_0.
+void dequant_q4_1(const BlockQ4_1* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_float(b[i].d);
+    const float m = fp16_to_float(b[i].m);
+    for (int j = 0; j < kQK / 2; ++j) {
+      y[i * kQK + j] = static_cast<float>(b[i].qs[j] & 0x0F) * d + m;
+      y[i * kQK + j + kQK / 2] = static_cast<float>(b[i].qs[j] >> 4) * d + m;
+    }
+  }
+}
+
+// The 5-bit code of element j of a Q5_0 / Q5_1 block: its nibble, plus 16 when bit j of
+// the block's qh word is set.
+template <typename Block>
+int q5_code(const Block& b, int j) {
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, 4);
+  const int nib = j < kQK / 2 ? (b.qs[j] & 0x0F) : (b.qs[j - kQK / 2] >> 4);
+  return nib | static_cast<int>(((qh >> j) & 1u) << 4);
+}
+
+void dequant_q5_0(const BlockQ5_0* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_float(b[i].d);
+    for (int j = 0; j < kQK; ++j) y[i * kQK + j] = static_cast<float>(q5_code(b[i], j) - 16) * d;
+  }
+}
+
+void dequant_q5_1(const BlockQ5_1* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_float(b[i].d);
+    const float m = fp16_to_float(b[i].m);
+    for (int j = 0; j < kQK; ++j) y[i * kQK + j] = static_cast<float>(q5_code(b[i], j)) * d + m;
+  }
+}
+
+void dequant_iq4_nl(const BlockIQ4_NL* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_float(b[i].d);
+    for (int j = 0; j < kQK / 2; ++j) {
+      y[i * kQK + j] = d * static_cast<float>(kIq4nlValues[b[i].qs[j] & 0x0F]);
+      y[i * kQK + j + kQK / 2] = d * static_cast<float>(kIq4nlValues[b[i].qs[j] >> 4]);
+    }
+  }
+}
+
 void dequant_q8_0(const BlockQ8_0* b, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = fp16_to_float(b[i].d);
@@ -86,6 +133,57 @@ void dequant_q5_k(const BlockQ5_K* b, float* y, int64_t nb) {
   }
 }
 
+// Q2_K: value = d·sc_k·q − dmin·m_k over sub-blocks k of 16 (element e is in k = e / 16);
+// element 128h + 32j + l has its two bits at 2j of qs[32h + l].
+void dequant_q2_k(const BlockQ2_K* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_float(b[i].d);
+    const float dmin = fp16_to_float(b[i].dmin);
+    for (int e = 0; e < kQK_K; ++e) {
+      const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+      const uint8_t sc = b[i].scales[e / 16];
+      const float dl = d * static_cast<float>(sc & 0x0F);
+      const float ml = dmin * static_cast<float>(sc >> 4);
+      const int q = (b[i].qs[32 * h + l] >> (2 * j)) & 3;
+      y[i * kQK_K + e] = dl * static_cast<float>(q) - ml;
+    }
+  }
+}
+
+// Q3_K: value = d·(sc_k)·(q − 4·(1 − hbit)) over sub-blocks k of 16, q the two low bits
+// placed as Q2_K's and hbit the third bit (set: no −4).
+void dequant_q3_k(const BlockQ3_K* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_float(b[i].d);
+    int8_t sc[16];
+    unpack_q3_k_scales(b[i].scales, sc);
+    for (int e = 0; e < kQK_K; ++e) {
+      const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+      const float dl = d * static_cast<float>(sc[e / 16]);
+      const int low = (b[i].qs[32 * h + l] >> (2 * j)) & 3;
+      const bool high = (b[i].hmask[l] >> (4 * h + j)) & 1;
+      y[i * kQK_K + e] = dl * static_cast<float>(low - (high ? 0 : 4));
+    }
+  }
+}
+
+void dequant_iq4_xs(const BlockIQ4_XS* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = fp16_to_float(b[i].d);
+    int8_t sc[8];
+    unpack_iq4_xs_scales(b[i], sc);
+    for (int k = 0; k < 8; ++k) {
+      const float dl = d * static_cast<float>(sc[k]);
+      const uint8_t* qs = b[i].qs + 16 * k;
+      float* yk = y + i * kQK_K + 32 * k;
+      for (int j = 0; j < 16; ++j) {
+        yk[j] = dl * static_cast<float>(kIq4nlValues[qs[j] & 0x0F]);
+        yk[j + 16] = dl * static_cast<float>(kIq4nlValues[qs[j] >> 4]);
+      }
+    }
+  }
+}
+
 void dequant_q6_k(const BlockQ6_K* b, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = fp16_to_float(b[i].d);
@@ -134,8 +232,22 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
     }
     case GgmlType::Q4_0:
       return dequant_q4_0(static_cast<const BlockQ4_0*>(src), dst, nb);
+    case GgmlType::Q4_1:
+      return dequant_q4_1(static_cast<const BlockQ4_1*>(src), dst, nb);
+    case GgmlType::Q5_0:
+      return dequant_q5_0(static_cast<const BlockQ5_0*>(src), dst, nb);
+    case GgmlType::Q5_1:
+      return dequant_q5_1(static_cast<const BlockQ5_1*>(src), dst, nb);
+    case GgmlType::IQ4_NL:
+      return dequant_iq4_nl(static_cast<const BlockIQ4_NL*>(src), dst, nb);
     case GgmlType::Q8_0:
       return dequant_q8_0(static_cast<const BlockQ8_0*>(src), dst, nb);
+    case GgmlType::Q2_K:
+      return dequant_q2_k(static_cast<const BlockQ2_K*>(src), dst, nb);
+    case GgmlType::Q3_K:
+      return dequant_q3_k(static_cast<const BlockQ3_K*>(src), dst, nb);
+    case GgmlType::IQ4_XS:
+      return dequant_iq4_xs(static_cast<const BlockIQ4_XS*>(src), dst, nb);
     case GgmlType::Q4_K:
       return dequant_q4_k(static_cast<const BlockQ4_K*>(src), dst, nb);
     case GgmlType::Q5_K:

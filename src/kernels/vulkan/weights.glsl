@@ -1,10 +1,10 @@
-// Decoding GGUF rows (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K) from a buffer of raw
-// bytes, bit-exact with src/kernels/ref/dequantize.cc.
+// Decoding GGUF rows (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K here; Q4_1, Q5_0, Q5_1,
+// IQ4_NL, Q2_K, Q3_K and IQ4_XS in weights_more.glsl) from a buffer of raw bytes, bit-exact
+// with src/kernels/ref/dequantize.cc.
 //
 // The includer declares the buffer first, as uint words holding the file's bytes:
 //   layout(std430, binding = N) readonly buffer WeightBuf { uint w_words[]; };
-// and defines exactly one of WTYPE_F32, WTYPE_F16, WTYPE_BF16, WTYPE_Q8_0, WTYPE_Q4_0,
-// WTYPE_Q4_K, WTYPE_Q5_K, WTYPE_Q6_K. Provided:
+// and defines exactly one WTYPE_<type> (WTYPE_F32 … WTYPE_IQ4_XS). Provided:
 //   W_QK, W_BLOCK_BYTES               elements and bytes of one block (1 and 4/2 for floats)
 //   uint  w_u8(uint byte), w_u16(uint byte), w_u32(uint byte)   little-endian, any alignment
 //   float w_f16(uint byte)
@@ -28,8 +28,16 @@
 // guaranteed robust buffer access, and the host only pads buffers to a multiple of 4 bytes).
 
 #ifndef W_QK
+#if defined(WTYPE_Q4_1) || defined(WTYPE_Q5_0) || defined(WTYPE_Q5_1) || defined(WTYPE_IQ4_NL) || \
+    defined(WTYPE_Q2_K) || defined(WTYPE_Q3_K) || defined(WTYPE_IQ4_XS)
+#define W_MORE 1  // a format of weights_more.glsl
+#else
+#define W_MORE 0
+#endif
 #if defined(WTYPE_F32) + defined(WTYPE_F16) + defined(WTYPE_BF16) + defined(WTYPE_Q8_0) + \
-    defined(WTYPE_Q4_0) + defined(WTYPE_Q4_K) + defined(WTYPE_Q5_K) + defined(WTYPE_Q6_K) != 1
+    defined(WTYPE_Q4_0) + defined(WTYPE_Q4_K) + defined(WTYPE_Q5_K) + defined(WTYPE_Q6_K) + \
+    defined(WTYPE_Q4_1) + defined(WTYPE_Q5_0) + defined(WTYPE_Q5_1) + defined(WTYPE_IQ4_NL) + \
+    defined(WTYPE_Q2_K) + defined(WTYPE_Q3_K) + defined(WTYPE_IQ4_XS) != 1
 #error "weights.glsl: define exactly one WTYPE_ macro"
 #endif
 #if defined(WTYPE_F32)
@@ -69,6 +77,48 @@
 #else
 #define W_BLOCK_BYTES 210
 #endif
+#elif defined(WTYPE_Q4_1)
+#define W_QK 32
+#define W_BLOCK_BYTES 20
+#define W_QS_AT 4u
+#elif defined(WTYPE_Q5_0)
+#define W_QK 32
+#ifdef W_DEVICE_LAYOUT
+#define W_BLOCK_BYTES 24
+#define W_QH_AT 4u
+#define W_QS_AT 8u
+#else
+#define W_BLOCK_BYTES 22
+#define W_QH_AT 2u
+#define W_QS_AT 6u
+#endif
+#elif defined(WTYPE_Q5_1)
+#define W_QK 32
+#define W_BLOCK_BYTES 24
+#define W_QH_AT 4u
+#define W_QS_AT 8u
+#elif defined(WTYPE_IQ4_NL)
+#define W_QK 32
+#ifdef W_DEVICE_LAYOUT
+#define W_BLOCK_BYTES 20
+#define W_QS_AT 4u
+#else
+#define W_BLOCK_BYTES 18
+#define W_QS_AT 2u
+#endif
+#elif defined(WTYPE_Q2_K)
+#define W_QK 256
+#define W_BLOCK_BYTES 84
+#elif defined(WTYPE_Q3_K)
+#define W_QK 256
+#ifdef W_DEVICE_LAYOUT
+#define W_BLOCK_BYTES 112
+#else
+#define W_BLOCK_BYTES 110
+#endif
+#elif defined(WTYPE_IQ4_XS)
+#define W_QK 256
+#define W_BLOCK_BYTES 136
 #endif
 #endif  // W_QK
 
@@ -120,6 +170,10 @@ void W_FN(w_scale_min_k4)(uint s, uint j, out uint sc, out uint m) {
     m = (hi >> 4) | ((W_FN(w_u8)(s + j) >> 6) << 4);
   }
 }
+#endif
+
+#if W_MORE
+#include "weights_more.glsl"
 #endif
 
 // `precise` throughout: the reference is built without FMA contraction, so d1*q - m1 must
@@ -226,6 +280,8 @@ void W_FN(dequant8)(uint row_byte, uint i, out float v[8]) {
     precise float r = ds * float(qv);
     v[k] = r;
   }
+#else
+  W_FN(dequant8_more)(row_byte, i, v);
 #endif
 }
 
