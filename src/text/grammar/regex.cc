@@ -37,6 +37,27 @@ const std::vector<CodeRange>& space_class() {
   return s;
 }
 
+// One parsed piece of the pattern as GBNF. GBNF refuses a repetition whose body may match the
+// empty string (the rule could loop without consuming input), so a piece that may be empty also
+// carries parts that may not, chosen so that (part | part | ...)* matches what (piece)* does:
+// (a|)* is a*, (a?b*)* is (a|b)*, and ()* is "".
+struct Fragment {
+  std::string gbnf;
+  bool nullable = false;
+  std::vector<std::string> nonempty_parts;  // only when nullable
+};
+
+Fragment solid(std::string gbnf) { return {std::move(gbnf), false, {}}; }
+
+// The parts of `f` that cannot match empty, for a repetition of it.
+void add_nonempty_parts(const Fragment& f, std::vector<std::string>& out) {
+  if (f.nullable) {
+    out.insert(out.end(), f.nonempty_parts.begin(), f.nonempty_parts.end());
+  } else {
+    out.push_back(f.gbnf);
+  }
+}
+
 class RegexParser {
  public:
   RegexParser(std::string_view src, RegexTarget target, const RegexLimits& limits)
@@ -49,7 +70,7 @@ class RegexParser {
     if (!src_.empty() && src_.front() == '^') ++pos_;
     DUET_ASSIGN(body, alternation());
     if (pos_ < src_.size()) return fail("unexpected )");
-    return body;
+    return body.gbnf;
   }
 
  private:
@@ -59,25 +80,32 @@ class RegexParser {
   bool at_end() const { return pos_ >= src_.size(); }
   char peek() const { return at_end() ? '\0' : src_[pos_]; }
 
-  std::string cls(const std::vector<CodeRange>& r) const { return class_to_gbnf(r, target_); }
+  Fragment cls(const std::vector<CodeRange>& r) const { return solid(class_to_gbnf(r, target_)); }
 
-  Result<std::string> alternation() {
-    std::vector<std::string> alts;
+  Result<Fragment> alternation() {
+    std::vector<Fragment> alts;
     DUET_ASSIGN(first, sequence());
-    alts.push_back(first);
+    alts.push_back(std::move(first));
     while (peek() == '|') {
       ++pos_;
       DUET_ASSIGN(next, sequence());
-      alts.push_back(next);
+      alts.push_back(std::move(next));
     }
     if (alts.size() == 1) return alts[0];
-    std::string out = "(";
-    for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
-    return out + ")";
+    Fragment out;
+    std::vector<std::string> texts;
+    for (const Fragment& a : alts) {
+      texts.push_back(a.gbnf);
+      out.nullable = out.nullable || a.nullable;
+      add_nonempty_parts(a, out.nonempty_parts);
+    }
+    out.gbnf = gbnf_alternation(texts);
+    if (!out.nullable) out.nonempty_parts.clear();
+    return out;
   }
 
-  Result<std::string> sequence() {
-    std::string out;
+  Result<Fragment> sequence() {
+    Fragment out{"", true, {}};
     while (!at_end() && peek() != '|' && peek() != ')') {
       if (peek() == '$' && pos_ + 1 == src_.size()) {
         ++pos_;
@@ -85,13 +113,18 @@ class RegexParser {
       }
       DUET_ASSIGN(a, atom());
       DUET_ASSIGN(q, quantified(a));
-      if (!out.empty()) out += " ";
-      out += q;
+      if (!out.gbnf.empty()) out.gbnf += " ";
+      out.gbnf += q.gbnf;
+      // A sequence of pieces that may all be empty repeats as any mix of them: (a?b?)* = (a|b)*.
+      out.nullable = out.nullable && q.nullable;
+      add_nonempty_parts(q, out.nonempty_parts);
     }
-    return out.empty() ? std::string("\"\"") : out;
+    if (out.gbnf.empty()) out.gbnf = "\"\"";
+    if (!out.nullable) out.nonempty_parts.clear();
+    return out;
   }
 
-  Result<std::string> quantified(const std::string& atom) {
+  Result<Fragment> quantified(const Fragment& atom) {
     int min = 1, max = 1;
     const char c = peek();
     if (c == '*' || c == '+' || c == '?') {
@@ -108,11 +141,26 @@ class RegexParser {
     if (peek() == '?' || peek() == '+') ++pos_;  // lazy / possessive: same strings
     if (peek() == '*' || peek() == '+' || peek() == '?' || (peek() == '{' && is_bounds()))
       return fail("a quantifier follows a quantifier");
-    std::string out = "(" + atom + ")";
-    if (min == 0 && max < 0) return out + "*";
-    if (min == 1 && max < 0) return out + "+";
-    if (min == 0 && max == 1) return out + "?";
-    return out + "{" + std::to_string(min) + "," + (max < 0 ? "" : std::to_string(max)) + "}";
+    Fragment out;
+    out.nullable = min == 0 || atom.nullable;
+    if (out.nullable) add_nonempty_parts(atom, out.nonempty_parts);
+    if (max < 0 && atom.nullable) {
+      // X{n,} with X able to match empty is X*, written over X's parts that cannot be.
+      out.gbnf = atom.nonempty_parts.empty() ? std::string("\"\"")
+                                             : "(" + gbnf_alternation(atom.nonempty_parts) + ")*";
+      return out;
+    }
+    out.gbnf = "(" + atom.gbnf + ")";
+    if (min == 0 && max < 0) {
+      out.gbnf += "*";
+    } else if (min == 1 && max < 0) {
+      out.gbnf += "+";
+    } else if (min == 0 && max == 1) {
+      out.gbnf += "?";
+    } else {
+      out.gbnf += "{" + std::to_string(min) + "," + (max < 0 ? "" : std::to_string(max)) + "}";
+    }
+    return out;
   }
 
   // "{" starts a quantifier only when it reads like one ({2}, {2,}, {2,5}, {,5}).
@@ -239,7 +287,7 @@ class RegexParser {
     return Status::ok();
   }
 
-  Result<std::string> atom() {
+  Result<Fragment> atom() {
     const char c = peek();
     if (c == '(') {
       ++pos_;
@@ -258,7 +306,8 @@ class RegexParser {
       DUET_ASSIGN(inner, alternation());
       if (peek() != ')') return fail("expected )");
       ++pos_;
-      return "(" + inner + ")";
+      inner.gbnf = "(" + inner.gbnf + ")";
+      return inner;
     }
     if (c == '[') return char_class();
     if (c == '.') {
@@ -278,7 +327,7 @@ class RegexParser {
     return cls(r);
   }
 
-  Result<std::string> char_class() {
+  Result<Fragment> char_class() {
     ++pos_;
     bool negate = false;
     if (peek() == '^') {
@@ -377,10 +426,7 @@ std::string class_to_gbnf(const std::vector<CodeRange>& in, RegexTarget target) 
     }
     alts.push_back(gbnf_literal(esc));
   }
-  if (alts.size() == 1) return alts[0];
-  std::string out = "(";
-  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
-  return out + ")";
+  return gbnf_alternation(alts);
 }
 
 Result<std::string> regex_to_gbnf(std::string_view pattern, RegexTarget target,
