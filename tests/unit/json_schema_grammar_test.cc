@@ -2,9 +2,11 @@
 // texts it rejects must not; unsupported keywords are refused by name.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +99,12 @@ TEST(JsonSchemaGrammar, AcceptsWhatTheSchemaAcceptsAndNothingElse) {
       {R"({"type":"number","exclusiveMinimum":0,"exclusiveMaximum":10})",
        {"0.1", "5", "9.99"},
        {"0", "0.0", "10", "10.0", "-3"}},
+      {R"({"type":"number","minimum":0.1,"exclusiveMaximum":99.95})",
+       {"0.1", "0.10", "0.2", "50", "99.9", "99.949999"},
+       {"0.09999", "0", "-0.1", "99.95", "99.950", "100"}},
+      {R"({"type":"number","exclusiveMinimum":-0.5,"maximum":-0.25})",
+       {"-0.4999", "-0.25", "-0.3", "-0.2500001"},
+       {"-0.5", "-0.2", "0", "-0.2499999"}},
       {R"({"type":"integer","minimum":-120,"maximum":4500})",
        {"-120", "-7", "0", "99", "4500", "1000"},
        {"-121", "4501", "-0", "00", "10000"}},
@@ -139,7 +147,6 @@ TEST(JsonSchemaGrammar, RefusesWhatItCannotEnforceByName) {
       {R"({"type":"object","patternProperties":{"^x":{}}})", "patternProperties"},
       {R"({"type":"array","items":{"type":"string"},"uniqueItems":true})", "uniqueItems"},
       {R"({"type":"string","format":"hostname"})", "hostname"},
-      {R"({"type":"number","maximum":0.5})", "whole numbers"},
       {R"({"$ref":"https://example.com/s.json"})", "not inside the schema"},
       {R"({"$ref":"#/$defs/missing"})", "points at nothing"},
       {R"({"type":"string","pattern":"(a)\\1"})", "backreferences"},
@@ -167,6 +174,84 @@ TEST(NumberRange, IntegerRangesAgreeWithArithmetic) {
   }
 }
 
+// Decimal bounds are exact: with values and bounds in ten-thousandths, the grammar must agree
+// with integer arithmetic on every text, written shortest and with trailing zeros.
+TEST(NumberRange, DecimalRangesAgreeWithArithmetic) {
+  struct Range {
+    const char* lo;  // nullptr: unbounded
+    bool lo_excl;
+    const char* hi;
+    bool hi_excl;
+  };
+  const std::vector<Range> ranges = {
+      {"-1.5", false, "0.25", false},  {"0", false, "1", true},
+      {"-0.1", true, "0.1", true},     {"2.05", false, "2.3", false},
+      {nullptr, false, "-0.75", true}, {"0.5", false, nullptr, false},
+      {"-2", false, "-1.99", false},   {"1.5", false, "1.5", false},
+      {"0.125", true, "0.126", true},  {"-0.0", true, "3", false},
+      {"1e-3", false, "2.5E0", true},  {"-3.0001", true, nullptr, false},
+  };
+  constexpr int64_t kScale = 10000;
+  auto scaled = [&](const char* text) {  // the bound's value in ten-thousandths
+    return static_cast<int64_t>(std::llround(std::stod(text) * kScale));
+  };
+  auto write = [](int64_t v, int min_fraction_digits) {  // v / 10^4 as decimal text
+    std::string out = v < 0 ? "-" : "";
+    const uint64_t m = static_cast<uint64_t>(v < 0 ? -v : v);
+    out += std::to_string(m / kScale);
+    std::string frac = std::to_string(m % kScale + kScale).substr(1);
+    while (static_cast<int>(frac.size()) > min_fraction_digits && !frac.empty() &&
+           frac.back() == '0')
+      frac.pop_back();
+    if (!frac.empty()) out += "." + frac;
+    return out;
+  };
+  for (const Range& r : ranges) {
+    std::optional<Bound> lo, hi;
+    if (r.lo) lo = bound_from_decimal_text(r.lo, r.lo_excl);
+    if (r.hi) hi = bound_from_decimal_text(r.hi, r.hi_excl);
+    ASSERT_EQ(lo.has_value(), r.lo != nullptr);
+    ASSERT_EQ(hi.has_value(), r.hi != nullptr);
+    auto g = parse_gbnf("root ::= " + decimal_range_gbnf(lo, hi));
+    ASSERT_TRUE(g.is_ok()) << g.status().message();
+    ByteAutomaton a(g.value());
+    for (int64_t v = -40000; v <= 40000; v += 7) {
+      bool want = true;
+      if (r.lo) want = want && (r.lo_excl ? v > scaled(r.lo) : v >= scaled(r.lo));
+      if (r.hi) want = want && (r.hi_excl ? v < scaled(r.hi) : v <= scaled(r.hi));
+      for (int digits : {0, 4}) {
+        const std::string text = write(v, digits);
+        if (text == "-0" || text == "-0.0000") continue;  // JSON's negative zero is not written
+        const int32_t s = a.walk(a.start(), text);
+        EXPECT_EQ(s != ByteAutomaton::kDead && a.accepting(s), want)
+            << (r.lo ? r.lo : "-inf") << (r.lo_excl ? " < " : " <= ") << text
+            << (r.hi_excl ? " < " : " <= ") << (r.hi ? r.hi : "inf");
+      }
+    }
+  }
+}
+
+TEST(NumberRange, BoundsReadExactlyFromTheirText) {
+  auto b = bound_from_decimal_text("-12.500", false);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_TRUE(b->negative);
+  EXPECT_EQ(b->whole, 12u);
+  EXPECT_EQ(b->fraction, "5");
+  b = bound_from_decimal_text("1.25e-5", true);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->whole, 0u);
+  EXPECT_EQ(b->fraction, "0000125");
+  EXPECT_TRUE(b->exclusive);
+  b = bound_from_decimal_text("7E+2", false);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->whole, 700u);
+  EXPECT_EQ(b->fraction, "");
+  EXPECT_FALSE(bound_from_decimal_text("1e-40", false).has_value());  // too many places
+  EXPECT_FALSE(bound_from_decimal_text("2e16", false).has_value());   // above 10^15
+  EXPECT_FALSE(bound_from_decimal_text("abc", false).has_value());
+  EXPECT_FALSE(bound_from_decimal_text("1e", false).has_value());
+}
+
 TEST(Regex, JsonStringTargetEscapes) {
   auto body = regex_to_gbnf("a.b", RegexTarget::kJsonString);
   ASSERT_TRUE(body.is_ok());
@@ -191,6 +276,20 @@ TEST(Regex, RawPatterns) {
       {"(?<year>\\d{4})", "2024", true},
       {"\\s\\S", " x", true},
       {"[a\\-z]", "-", true},
+      // A repetition of something that may be empty: GBNF refuses such a loop, so the
+      // compiler writes it over the parts that cannot be empty, with the same language.
+      {"(a|)*", "aaa", true},
+      {"(a|)*", "", true},
+      {"(a|)*", "ab", false},
+      {"(a?b*)+c", "abbac", true},
+      {"(a?b*)+c", "c", true},
+      {"(a?b*)+c", "acb", false},
+      {"(x|(y?)*){2,}z", "yxyz", true},
+      {"(x|(y?)*){2,}z", "xzz", false},
+      {"()*a", "a", true},
+      {"(|)+", "", true},
+      {"(0|[1-9]0-9]{0,0|)*", "010-9]{0,00", true},
+      {"(0|[1-9]0-9]{0,0|)*", "02", false},
   };
   for (const auto& [pattern, text, want] : cases) {
     auto body = regex_to_gbnf(pattern, RegexTarget::kRaw);

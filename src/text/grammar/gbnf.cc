@@ -293,6 +293,14 @@ Result<Grammar> parse_gbnf(std::string_view text, std::string_view root, const G
   return p.parse(root);
 }
 
+std::string gbnf_alternation(const std::vector<std::string>& alts) {
+  if (alts.empty()) return "";
+  if (alts.size() == 1) return alts[0];
+  std::string out = "(";
+  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
+  return out + ")";
+}
+
 std::string gbnf_literal(std::string_view bytes) {
   std::string out = "\"";
   for (char c : bytes) {

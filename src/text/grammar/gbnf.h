@@ -12,6 +12,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "text/grammar/grammar.h"
@@ -31,5 +32,9 @@ Result<Grammar> parse_gbnf(std::string_view text, std::string_view root = "root"
 // A GBNF literal ("...") that matches exactly `bytes`: quotes and backslashes escaped, control
 // bytes as \xHH. Every writer of GBNF text (schemas, regexes, choice lists) quotes with it.
 std::string gbnf_literal(std::string_view bytes);
+
+// A GBNF alternation of expressions: "(a | b)", the expression itself when there is one, ""
+// when there are none. Every writer of GBNF text joins alternatives with it.
+std::string gbnf_alternation(const std::vector<std::string>& alts);
 
 }  // namespace duet::grammar

@@ -117,13 +117,6 @@ std::string json_literal(const Json& v) {
   return gbnf_literal(v.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
-std::string alternation(const std::vector<std::string>& alts) {
-  if (alts.size() == 1) return alts[0];
-  std::string out = "(";
-  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
-  return out + ")";
-}
-
 std::string rule_safe(const std::string& name) {
   std::string out;
   for (char c : name) {
@@ -293,14 +286,14 @@ class SchemaCompiler {
                              path + "/" + key + "/" + std::to_string(i), hint));
         alts.push_back(a);
       }
-      return alternation(alts);
+      return gbnf_alternation(alts);
     }
     if (const auto it = s.find("const"); it != s.end()) return json_literal(*it);
     if (const auto it = s.find("enum"); it != s.end()) {
       if (!it->is_array() || it->empty()) return fail(path, "enum must be a non-empty array");
       std::vector<std::string> alts;
       for (const Json& v : *it) alts.push_back(json_literal(v));
-      return alternation(alts);
+      return gbnf_alternation(alts);
     }
 
     std::vector<std::string> types;
@@ -325,7 +318,7 @@ class SchemaCompiler {
       DUET_ASSIGN(a, visit_type(s, t, path, hint));
       alts.push_back(a);
     }
-    return alternation(alts);
+    return gbnf_alternation(alts);
   }
 
   // The JSON types a flattened schema admits ("integer" counts as "number"); every type when
@@ -564,6 +557,7 @@ class SchemaCompiler {
     struct Raw {
       double value;
       bool exclusive;
+      std::string text;  // as written, for exact decimal bounds
     };
     std::optional<Raw> lo, hi;
     auto read = [&](const char* key, bool exclusive, std::optional<Raw>& into,
@@ -572,7 +566,7 @@ class SchemaCompiler {
       if (it == s.end()) return Status::ok();
       if (it->is_boolean()) return Status::ok();  // draft-4 exclusive flags: read below
       if (!it->is_number()) return fail(path, std::string(key) + " must be a number");
-      Raw r{it->get<double>(), exclusive};
+      Raw r{it->get<double>(), exclusive, it->dump()};
       if (!into || (lower ? r.value > into->value || (r.value == into->value && exclusive)
                           : r.value < into->value || (r.value == into->value && exclusive)))
         into = r;
@@ -598,13 +592,22 @@ class SchemaCompiler {
         b = static_cast<int64_t>(hi->exclusive ? std::ceil(hi->value) - 1 : std::floor(hi->value));
       body = integer_range_gbnf(a, b);
     } else {
-      for (const auto& b : {lo, hi})
-        if (b && std::floor(b->value) != b->value)
-          return fail(path, "number bounds must be whole numbers (got " + Json(b->value).dump() +
-                                "); integers take any bound");
+      auto exact = [&](const Raw& r) -> Result<Bound> {
+        auto b = bound_from_decimal_text(r.text, r.exclusive);
+        if (!b)
+          return fail(path, "the bound " + r.text + " has more than " +
+                                std::to_string(kMaxBoundFractionDigits) + " decimal places");
+        return *b;
+      };
       std::optional<Bound> a, b;
-      if (lo) a = Bound{static_cast<int64_t>(lo->value), lo->exclusive};
-      if (hi) b = Bound{static_cast<int64_t>(hi->value), hi->exclusive};
+      if (lo) {
+        DUET_ASSIGN(v, exact(*lo));
+        a = v;
+      }
+      if (hi) {
+        DUET_ASSIGN(v, exact(*hi));
+        b = v;
+      }
       body = decimal_range_gbnf(a, b);
     }
     if (body.empty()) return fail(path, "no number lies between the bounds");

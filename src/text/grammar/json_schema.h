@@ -4,11 +4,12 @@
 //
 // Enforced: type (one or a list; `nullable`), properties / required / additionalProperties
 // (false by default when properties are listed: a model should not invent fields), items,
-// prefixItems, minItems / maxItems, enum, const, anyOf, oneOf (as anyOf: exclusivity is not
-// checked), allOf (merged), $ref into the document ($defs, definitions, "#"), recursion
-// included, string minLength / maxLength / pattern (see regex.h) / format (date, time,
-// date-time, uuid, email, ipv4), integer bounds (minimum, maximum, exclusive forms), number
-// bounds that are whole numbers, uniqueItems when at most one item is allowed.
+// prefixItems, minItems / maxItems, enum, const, anyOf, oneOf (when no value can match two of
+// its branches; otherwise refused), allOf (merged), $ref into the document ($defs,
+// definitions, "#"), recursion included, string minLength / maxLength / pattern (see regex.h) /
+// format (date, time, date-time, uuid, email, ipv4), integer and number bounds (minimum,
+// maximum, the exclusive forms; a decimal bound such as 0.1 is exact, to 32 places),
+// uniqueItems when at most one item is allowed.
 // Annotations (title, description, default, examples, $schema, $id, $comment…) are ignored.
 //
 // Properties come in the schema's order. Whitespace between tokens is bounded (one space, or

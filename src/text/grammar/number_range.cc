@@ -3,17 +3,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "text/grammar/gbnf.h"
+
 namespace duet::grammar {
 
 namespace {
-
-std::string join_alts(const std::vector<std::string>& alts) {
-  if (alts.empty()) return "";
-  if (alts.size() == 1) return alts[0];
-  std::string out = "(";
-  for (size_t i = 0; i < alts.size(); ++i) out += (i ? " | " : "") + alts[i];
-  return out + ")";
-}
 
 std::string digit_literal(char d) { return std::string("\"") + d + "\""; }
 
@@ -42,7 +36,7 @@ std::string same_length(const std::string& lo, const std::string& hi) {
   if (mid_lo <= mid_hi) alts.push_back(std::string("[") + mid_lo + "-" + mid_hi + "] " + any_rest);
   if (!hi_rest_nine)
     alts.push_back(digit_literal(hi[0]) + " " + same_length(std::string(n - 1, '0'), hi.substr(1)));
-  return join_alts(alts);
+  return gbnf_alternation(alts);
 }
 
 // Unsigned integers without leading zeros in [lo, hi]; no hi: up to kMaxNumberDigits digits.
@@ -51,7 +45,7 @@ std::string unsigned_range(uint64_t lo, std::optional<uint64_t> hi) {
   if (hi && lo > *hi) return "";
   if (lo == 0) {
     alts.push_back("\"0\"");
-    if (hi && *hi == 0) return join_alts(alts);
+    if (hi && *hi == 0) return gbnf_alternation(alts);
     lo = 1;
   }
   const int d_lo = digits(lo);
@@ -61,37 +55,99 @@ std::string unsigned_range(uint64_t lo, std::optional<uint64_t> hi) {
     const uint64_t b = hi && digits(*hi) == d ? *hi : pow10(d) - 1;
     if (a <= b) alts.push_back(same_length(std::to_string(a), std::to_string(b)));
   }
-  return join_alts(alts);
+  return gbnf_alternation(alts);
 }
 
-const char* kAnyFraction = "(\".\" [0-9]{1,16})?";
-const char* kZeroFraction = "(\".\" \"0\"{1,16})?";
-const char* kNonzeroFraction = "\".\" \"0\"{0,15} [1-9] [0-9]{0,15}";
+// Digit strings r after a decimal point, read as the fraction 0.r: `nonempty` is a GBNF
+// expression for those of 1..len digits ("" when there are none), `empty_ok` says whether the
+// absent fraction (0) is in range too.
+struct FractionSet {
+  std::string nonempty;
+  bool empty_ok = false;
+};
 
-// Magnitudes m (unsigned decimals) with a ≤ m (or a < m) and m ≤ b (or m < b).
-std::string magnitude_range(Bound a, std::optional<Bound> b) {
+// Fractions with lo ≤ 0.r (lo < 0.r when lo_excl) and 0.r ≤ hi (<). lo and hi are digit
+// strings without trailing zeros ("" is 0); nothing means unbounded on that side. Digit by
+// digit: a first digit strictly inside (lo[0], hi[0]) frees the rest, one equal to a bound's
+// digit keeps that bound on the rest, so the expression stays linear in len.
+FractionSet fraction_range(std::optional<std::string> lo, bool lo_excl,
+                           std::optional<std::string> hi, bool hi_excl, int len) {
+  if (lo && lo->empty() && !lo_excl) lo.reset();  // 0.r ≥ 0 holds for every r
+  FractionSet out;
+  out.empty_ok = !lo && (!hi || !hi_excl || !hi->empty());
+  if (len == 0) return out;
+  if (!lo && !hi) {
+    out.nonempty = "[0-9]{1," + std::to_string(len) + "}";
+    return out;
+  }
+  auto head = [](const std::optional<std::string>& b) { return b->empty() ? '0' : (*b)[0]; };
+  auto tail = [](const std::optional<std::string>& b) {
+    return std::optional<std::string>(b->empty() ? std::string() : b->substr(1));
+  };
   std::vector<std::string> alts;
-  const uint64_t any_lo = static_cast<uint64_t>(a.exclusive ? a.value + 1 : a.value);
-  // Integer part p with any fraction: p.f < p + 1 ≤ b.
-  std::optional<uint64_t> any_hi;
-  bool any_ok = true;
-  if (b) {
-    if (b->value < 1)
-      any_ok = false;
-    else
-      any_hi = static_cast<uint64_t>(b->value - 1);
+  auto branch = [&](char digit, const FractionSet& rest) {
+    std::string a = digit_literal(digit);
+    if (!rest.nonempty.empty()) a += " (" + rest.nonempty + ")" + (rest.empty_ok ? "?" : "");
+    if (!rest.nonempty.empty() || rest.empty_ok) alts.push_back(a);
+  };
+  const char lo0 = lo ? head(lo) : '0', hi0 = hi ? head(hi) : '9';
+  if (lo0 > hi0) return out;
+  if (lo && hi && lo0 == hi0) {
+    branch(lo0, fraction_range(tail(lo), lo_excl, tail(hi), hi_excl, len - 1));
+  } else {
+    if (lo) branch(lo0, fraction_range(tail(lo), lo_excl, std::nullopt, false, len - 1));
+    if (hi) branch(hi0, fraction_range(std::nullopt, false, tail(hi), hi_excl, len - 1));
+    const char mid_lo = lo ? static_cast<char>(lo0 + 1) : '0';
+    const char mid_hi = hi ? static_cast<char>(hi0 - 1) : '9';
+    if (mid_lo <= mid_hi) {
+      std::string a = std::string("[") + mid_lo + "-" + mid_hi + "]";
+      if (len > 1) a += " [0-9]{0," + std::to_string(len - 1) + "}";
+      alts.push_back(a);
+    }
   }
-  if (any_ok) {
-    const std::string ints = unsigned_range(any_lo, any_hi);
-    if (!ints.empty()) alts.push_back(ints + " " + kAnyFraction);
+  out.nonempty = gbnf_alternation(alts);
+  return out;
+}
+
+// "." and the digits of a fraction set, optional when 0 is in it; nothing when the set is empty.
+std::optional<std::string> fraction_gbnf(const FractionSet& f) {
+  if (f.nonempty.empty()) return f.empty_ok ? std::optional<std::string>("") : std::nullopt;
+  return "(\".\" " + f.nonempty + ")" + (f.empty_ok ? "?" : "");
+}
+
+// Magnitudes m (unsigned decimals) with a ≤ m (a < m when exclusive) and m ≤ b (<); the
+// bounds' signs are not read.
+std::string magnitude_range(const Bound& a, const std::optional<Bound>& b) {
+  std::vector<std::string> alts;
+  auto add = [&](uint64_t whole, const FractionSet& f) {
+    if (auto frac = fraction_gbnf(f))
+      alts.push_back("\"" + std::to_string(whole) + "\"" + (frac->empty() ? "" : " " + *frac));
+  };
+  constexpr int kLen = kMaxNumberDigits;
+  if (b && b->whole < a.whole) return "";
+  if (b && b->whole == a.whole) {
+    add(a.whole, fraction_range(a.fraction, a.exclusive, b->fraction, b->exclusive, kLen));
+    return gbnf_alternation(alts);
   }
-  // p = b exactly, when b itself is allowed.
-  if (b && !b->exclusive && (a.exclusive ? b->value > a.value : b->value >= a.value))
-    alts.push_back("\"" + std::to_string(b->value) + "\" " + kZeroFraction);
-  // p = a with a nonzero fraction, when a itself is excluded.
-  if (a.exclusive && (!b || b->value >= a.value + 1))
-    alts.push_back("\"" + std::to_string(a.value) + "\" " + kNonzeroFraction);
-  return join_alts(alts);
+  // Whole part a.whole: only its fractions above a's, unless every fraction is.
+  uint64_t any_lo = a.whole;
+  if (!a.fraction.empty() || a.exclusive) {
+    add(a.whole, fraction_range(a.fraction, a.exclusive, std::nullopt, false, kLen));
+    any_lo = a.whole + 1;
+  }
+  // Whole parts strictly between: any fraction.
+  const std::optional<uint64_t> any_hi = b ? std::optional<uint64_t>(b->whole - 1) : std::nullopt;
+  const std::string ints = unsigned_range(any_lo, any_hi);
+  if (!ints.empty()) alts.push_back(ints + " (\".\" [0-9]{1," + std::to_string(kLen) + "})?");
+  // Whole part b.whole: only its fractions below b's.
+  if (b) add(b->whole, fraction_range(std::nullopt, false, b->fraction, b->exclusive, kLen));
+  return gbnf_alternation(alts);
+}
+
+Bound magnitude_of(const Bound& b) {
+  Bound m = b;
+  m.negative = false;
+  return m;
 }
 
 }  // namespace
@@ -112,28 +168,85 @@ std::string integer_range_gbnf(std::optional<int64_t> lo, std::optional<int64_t>
     const std::string neg = unsigned_range(m_lo, m_hi);
     if (!neg.empty()) alts.push_back("\"-\" " + neg);
   }
-  return join_alts(alts);
+  return gbnf_alternation(alts);
 }
 
 std::string decimal_range_gbnf(std::optional<Bound> lo, std::optional<Bound> hi) {
+  auto negative = [](const std::optional<Bound>& b) { return b && b->negative && !b->is_zero(); };
   std::vector<std::string> alts;
-  // x = +m, m ≥ 0.
-  if (!hi || hi->value > 0 || (hi->value == 0 && !hi->exclusive)) {
-    Bound a{0, false};
-    if (lo && (lo->value > 0 || (lo->value == 0 && lo->exclusive))) a = *lo;
-    const std::string pos = magnitude_range(a, hi);
+  // x = +m, m ≥ 0; out of reach when hi < 0, or hi = 0 excluded.
+  if (!negative(hi) && !(hi && hi->is_zero() && hi->exclusive)) {
+    Bound a;  // 0, included
+    if (lo && !negative(lo)) a = magnitude_of(*lo);
+    std::optional<Bound> b;
+    if (hi) b = magnitude_of(*hi);
+    const std::string pos = magnitude_range(a, b);
     if (!pos.empty()) alts.push_back(pos);
   }
-  // x = -m, m > 0: x ≤ hi means m ≥ -hi, x ≥ lo means m ≤ -lo.
-  if (!lo || lo->value < 0) {
-    Bound a{0, true};
-    if (hi && hi->value < 0) a = {-hi->value, hi->exclusive};
+  // x = −m, m > 0: x ≤ hi means m ≥ −hi, x ≥ lo means m ≤ −lo.
+  if (!lo || negative(lo)) {
+    Bound a;
+    a.exclusive = true;  // m > 0: no "-0"
+    if (negative(hi)) a = magnitude_of(*hi);
     std::optional<Bound> b;
-    if (lo) b = Bound{-lo->value, lo->exclusive};
+    if (lo) b = magnitude_of(*lo);
     const std::string neg = magnitude_range(a, b);
     if (!neg.empty()) alts.push_back("\"-\" " + neg);
   }
-  return join_alts(alts);
+  return gbnf_alternation(alts);
+}
+
+std::optional<Bound> bound_from_decimal_text(std::string_view text, bool exclusive) {
+  Bound b;
+  b.exclusive = exclusive;
+  size_t i = 0;
+  if (i < text.size() && text[i] == '-') {
+    b.negative = true;
+    ++i;
+  }
+  std::string digits;  // every significant digit, the point at `point`
+  long point = 0;
+  bool seen_digit = false;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++point) {
+    digits += text[i];
+    seen_digit = true;
+  }
+  if (i < text.size() && text[i] == '.') {
+    for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      digits += text[i];
+      seen_digit = true;
+    }
+  }
+  if (!seen_digit) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool minus = false;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) minus = text[i++] == '-';
+    long exp = 0;
+    if (i >= text.size()) return std::nullopt;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i)
+      exp = std::min(exp * 10 + (text[i] - '0'), 1000L);
+    point += minus ? -exp : exp;
+  }
+  if (i != text.size()) return std::nullopt;
+  // Move the point into range of the digits, padding with zeros.
+  if (point < 0) {
+    if (-point > kMaxBoundFractionDigits) return std::nullopt;
+    digits.insert(0, static_cast<size_t>(-point), '0');
+    point = 0;
+  }
+  if (point > static_cast<long>(digits.size())) {
+    if (point > 32) return std::nullopt;
+    digits.append(static_cast<size_t>(point) - digits.size(), '0');
+  }
+  std::string whole = digits.substr(0, static_cast<size_t>(point));
+  b.fraction = digits.substr(static_cast<size_t>(point));
+  whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size()));
+  b.fraction.erase(b.fraction.find_last_not_of('0') + 1);
+  if (whole.size() > 16 || b.fraction.size() > kMaxBoundFractionDigits) return std::nullopt;
+  b.whole = whole.empty() ? 0 : std::stoull(whole);
+  if (b.whole > static_cast<uint64_t>(kMaxBoundMagnitude)) return std::nullopt;
+  return b;
 }
 
 }  // namespace duet::grammar
