@@ -160,17 +160,10 @@ float dot_scaled_block(const uint8_t* w, const uint8_t* x, int64_t cols) {
 }
 
 // The code of element i (0..31) of a 32-element block, as ref::dequantize_row reads it.
-int nibble(const uint8_t* qs, int i) { return i < 16 ? (qs[i] & 0x0F) : (qs[i - 16] >> 4); }
-template <typename Block>
-int q5_code(const Block& b, int i) {
-  uint32_t qh;
-  std::memcpy(&qh, b.qh, 4);
-  return nibble(b.qs, i) | static_cast<int>(((qh >> i) & 1u) << 4);
-}
-int q4_1_code(const BlockQ4_1& b, int i) { return nibble(b.qs, i); }
+int q4_1_code(const BlockQ4_1& b, int i) { return block32_nibble(b.qs, i); }
 int q5_0_code(const BlockQ5_0& b, int i) { return q5_code(b, i) - 16; }
 int q5_1_code(const BlockQ5_1& b, int i) { return q5_code(b, i); }
-int iq4_nl_code(const BlockIQ4_NL& b, int i) { return kIq4nlValues[nibble(b.qs, i)]; }
+int iq4_nl_code(const BlockIQ4_NL& b, int i) { return kIq4nlValues[block32_nibble(b.qs, i)]; }
 
 float dot_q4_1(const uint8_t* w, const uint8_t* x, int64_t cols) {
   return dot_offset_block<BlockQ4_1, q4_1_code>(w, x, cols);
@@ -247,7 +240,8 @@ float dot_iq4_xs(const uint8_t* w, const uint8_t* x, int64_t cols) {
     int isum = 0;
     for (int k = 0; k < 8; ++k) {
       int p = 0;
-      for (int i = 0; i < 32; ++i) p += kIq4nlValues[nibble(blk.qs + 16 * k, i)] * q8[32 * k + i];
+      for (int i = 0; i < 32; ++i)
+        p += kIq4nlValues[block32_nibble(blk.qs + 16 * k, i)] * q8[32 * k + i];
       isum += sc[k] * p;
     }
     acc += a.d[b] * fp16_to_float(blk.d) * static_cast<float>(isum);

@@ -438,13 +438,14 @@ struct K23Kernel {
           per_k[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mn));
           dmin[r] = fp16(blk.dmin);
         }
+        __m256i hm = _mm256_setzero_si256();
+        if constexpr (kQ3) hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.hmask));
         for (int h = 0; h < 2; ++h) {
           const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 32 * h));
           for (int j = 0; j < 4; ++j) {
             const int g = 4 * h + j;
             __m256i c = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128(2 * j)), two_bits);
             if constexpr (kQ3) {
-              const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.hmask));
               const __m256i hb = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(g)), one);
               c = _mm256_or_si256(c, _mm256_slli_epi16(hb, 2));
             }

@@ -32,16 +32,6 @@ void dequant_q4_1(const BlockQ4_1* b, float* y, int64_t nb) {
   }
 }
 
-// The 5-bit code of element j of a Q5_0 / Q5_1 block: its nibble, plus 16 when bit j of
-// the block's qh word is set.
-template <typename Block>
-int q5_code(const Block& b, int j) {
-  uint32_t qh;
-  std::memcpy(&qh, b.qh, 4);
-  const int nib = j < kQK / 2 ? (b.qs[j] & 0x0F) : (b.qs[j - kQK / 2] >> 4);
-  return nib | static_cast<int>(((qh >> j) & 1u) << 4);
-}
-
 void dequant_q5_0(const BlockQ5_0* b, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = fp16_to_float(b[i].d);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace duet {
 
@@ -103,6 +104,21 @@ static inline void unpack_q3_k_scales(const uint8_t packed[12], int8_t out[16]) 
     const int high = (packed[8 + k % 4] >> (2 * (k / 4))) & 3;
     out[k] = static_cast<int8_t>((low | (high << 4)) - 32);
   }
+}
+
+// The 4-bit code of element j (0..31) of a 32-element block: the low nibble of qs[j] for
+// j < 16, the high nibble of qs[j − 16] after. `static`: see kernels/cpu/act_format.h.
+static inline int block32_nibble(const uint8_t* qs, int j) {
+  return j < kQK / 2 ? (qs[j] & 0x0F) : (qs[j - kQK / 2] >> 4);
+}
+
+// The 5-bit code of element j of a Q5_0 / Q5_1 block: its nibble, plus 16 when bit j of
+// the block's qh word is set.
+template <typename Block>
+static inline int q5_code(const Block& b, int j) {
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, 4);
+  return block32_nibble(b.qs, j) | static_cast<int>(((qh >> j) & 1u) << 4);
 }
 
 // The eight 6-bit scales of an IQ4_XS super-block (one per 32 elements), unbiased to −32..31.
