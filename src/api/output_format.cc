@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "text/grammar/byte_automaton.h"
 #include "text/grammar/gbnf.h"
 #include "text/grammar/json_schema.h"
 #include "text/grammar/regex.h"
@@ -28,6 +29,10 @@ class GrammarCache {
     }
     auto g = grammar::parse_gbnf(gbnf);
     if (!g) return g.status();
+    if (grammar::ByteAutomaton(g.value()).start() == grammar::ByteAutomaton::kDead)
+      return Status::error("the grammar is too ambiguous: its start alone opens more than " +
+                           std::to_string(grammar::ByteAutomaton::kMaxConfigurationInts) +
+                           " parse-stack entries");
     auto compiled = std::make_shared<const grammar::CompiledGrammar>(std::move(g.value()));
     std::lock_guard<std::mutex> lock(mu_);
     if (index_.contains(gbnf)) return index_[gbnf]->second;

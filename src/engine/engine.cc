@@ -184,7 +184,10 @@ bool Engine::constraint_active(const Live& l) const {
 
 FinishReason Engine::advance_constraint(Live& l, int32_t token) {
   if (!l.req.constraint->accept(token)) {
-    l.error = "the output format allows no token here (the vocabulary cannot spell what it needs)";
+    l.error = l.req.constraint->why_stuck();
+    if (l.error.empty())
+      l.error =
+          "the output format allows no token here (the vocabulary cannot spell what it needs)";
     return FinishReason::kError;
   }
   return l.req.constraint->must_end() ? FinishReason::kStop : FinishReason::kNone;

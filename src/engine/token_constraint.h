@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 namespace duet {
 
@@ -25,6 +26,9 @@ class TokenConstraint {
   virtual bool must_end() const = 0;
   // Moves past `token`; false when the token was not allowed.
   virtual bool accept(int32_t token) = 0;
+  // Why nothing may follow, when the constraint itself knows better than "the vocabulary
+  // cannot spell it"; empty otherwise.
+  virtual std::string why_stuck() const { return {}; }
 };
 
 }  // namespace duet

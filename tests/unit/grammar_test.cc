@@ -122,6 +122,26 @@ TEST(ByteAutomaton, LongRepetitionsKeepTheStateCountSmall) {
   EXPECT_FALSE(a.can_continue(s));
 }
 
+TEST(ByteAutomaton, AnAmbiguousGrammarIsBoundedNotExhausted) {
+  // Every letter may end an item and open another, so the parses multiply with each byte (a
+  // fuzz_gbnf input that took 2 GB). The configuration is bounded: past the bound the byte
+  // is refused and the automaton says why, in memory a request can afford.
+  const Grammar g = parse_ok("root ::= item{0,5}\nitem ::= [a-z]+ root\n");
+  ByteAutomaton a(g);
+  int32_t s = a.start();
+  int read = 0;
+  for (; read < 256 && s != ByteAutomaton::kDead; ++read) s = a.next(s, 'q');
+  EXPECT_EQ(s, ByteAutomaton::kDead);
+  EXPECT_TRUE(a.overflowed());
+  EXPECT_GT(read, 5);  // the first letters are read as the grammar says
+  EXPECT_LT(a.stored_bytes(), size_t{64} << 20);
+  // A grammar that keeps few parses open reads the same bytes without overflowing.
+  const Grammar few = parse_ok("root ::= [a-z]+");
+  ByteAutomaton plain(few);
+  EXPECT_NE(plain.walk(plain.start(), std::string(256, 'q')), ByteAutomaton::kDead);
+  EXPECT_FALSE(plain.overflowed());
+}
+
 TEST(ByteAutomaton, ResetKeepsTheCurrentConfiguration) {
   const Grammar g = parse_ok(R"(root ::= "ab" [0-9]{0,50} "c")");
   ByteAutomaton a(g);
@@ -180,6 +200,17 @@ TEST(GrammarConstraint, MaskEqualsCheckingEveryToken) {
   EXPECT_GT(steps, 3);
   EXPECT_GT(compiled->cached_masks(), 0u);
   EXPECT_FALSE(c.accept(n_vocab - 1));  // a token outside the trie is never accepted
+}
+
+TEST(GrammarConstraint, SaysWhenTheGrammarIsTooAmbiguous) {
+  const Grammar g = parse_ok("root ::= item{0,5}\nitem ::= [a-z]+ root\n");
+  auto trie = std::make_shared<const TokenTrie>(300, test_vocabulary(20, 3));
+  GrammarConstraint c(std::make_shared<const CompiledGrammar>(g), trie);
+  EXPECT_EQ(c.why_stuck(), "");
+  int accepted = 0;
+  while (accepted < 256 && c.accept('q')) ++accepted;
+  EXPECT_LT(accepted, 256);
+  EXPECT_NE(c.why_stuck().find("too ambiguous"), std::string::npos) << c.why_stuck();
 }
 
 TEST(GrammarConstraint, SecondRequestReusesTheMasks) {

@@ -7,22 +7,22 @@ namespace duet::grammar {
 
 ByteAutomaton::ByteAutomaton(const Grammar& g) : g_(g) {
   std::vector<Stack> stacks;
-  for (int32_t alt : g_.rule_alts[g_.root]) expand(Stack{alt}, stacks);
-  start_ = intern(std::move(stacks));
+  size_t budget = kMaxConfigurationInts;
+  for (int32_t alt : g_.rule_alts[g_.root]) expand(Stack{alt}, stacks, budget);
+  overflowed_ = budget == 0;
+  start_ = overflowed_ ? kDead : intern(std::move(stacks));
 }
 
-void ByteAutomaton::expand(Stack s, std::vector<Stack>& out) const {
+void ByteAutomaton::expand(Stack s, std::vector<Stack>& out, size_t& budget) const {
   for (;;) {
-    if (s.empty()) {
+    if (budget == 0) return;
+    if (s.empty() || g_.elems[s.back()].kind == ElemKind::kBytes) {
+      budget -= std::min(budget, s.size() + 1);
       out.push_back(std::move(s));
       return;
     }
     const int32_t p = s.back();
     const Elem& e = g_.elems[p];
-    if (e.kind == ElemKind::kBytes) {
-      out.push_back(std::move(s));
-      return;
-    }
     s.pop_back();
     if (e.kind == ElemKind::kEnd) continue;  // the rule ended: resume below
     // A rule: continue after it once it ends (unless nothing follows: a tail call), and try
@@ -32,7 +32,7 @@ void ByteAutomaton::expand(Stack s, std::vector<Stack>& out) const {
     for (size_t i = 0; i + 1 < alts.size(); ++i) {
       Stack t = s;
       t.push_back(alts[i]);
-      expand(std::move(t), out);
+      expand(std::move(t), out, budget);
     }
     s.push_back(alts.back());
   }
@@ -54,6 +54,7 @@ int32_t ByteAutomaton::intern(std::vector<Stack> stacks) {
   st.stacks = std::move(stacks);
   st.key = key;
   st.next.fill(kUnknown);
+  stored_bytes_ += sizeof(State) + 2 * key.size();  // the key is held twice: here and in ids_
   const int32_t id = static_cast<int32_t>(states_.size());
   states_.push_back(std::move(st));
   ids_.emplace(std::move(key), id);
@@ -64,15 +65,17 @@ int32_t ByteAutomaton::next(int32_t state, uint8_t byte) {
   int32_t cached = states_[state].next[byte];
   if (cached != kUnknown) return cached;
   std::vector<Stack> out;
+  size_t budget = kMaxConfigurationInts;
   for (const Stack& s : states_[state].stacks) {
     if (s.empty()) continue;
     const Elem& e = g_.elems[s.back()];
     if (!g_.sets[e.value].has(byte)) continue;
     Stack t = s;
     t.back() += 1;
-    expand(std::move(t), out);
+    expand(std::move(t), out, budget);
   }
-  const int32_t to = intern(std::move(out));  // may grow states_: index again below
+  if (budget == 0) overflowed_ = true;
+  const int32_t to = budget == 0 ? kDead : intern(std::move(out));  // may grow states_
   states_[state].next[byte] = to;
   return to;
 }
@@ -86,10 +89,12 @@ int32_t ByteAutomaton::walk(int32_t state, std::string_view bytes) {
 }
 
 int32_t ByteAutomaton::reset(int32_t keep) {
+  if (start_ == kDead) return kDead;
   std::vector<Stack> kept = states_[keep].stacks;
   std::vector<Stack> start = states_[start_].stacks;
   states_.clear();
   ids_.clear();
+  stored_bytes_ = 0;
   const int32_t id = intern(std::move(kept));
   start_ = intern(std::move(start));
   return id;

@@ -14,6 +14,11 @@
 // states it meets exist. A state's key (its configuration serialised) is the same in every
 // automaton of the grammar, so masks computed for one request serve every other.
 //
+// An ambiguous grammar can make the stacks multiply with every byte (root ::= item{0,5},
+// item ::= [a-z]+ root: each letter may end an item and start another), so a configuration
+// is bounded: one that would hold more than kMaxConfigurationInts positions refuses the byte
+// instead, and overflowed() tells why.
+//
 // Not thread-safe: one automaton per request, used by one thread at a time.
 #pragma once
 
@@ -31,6 +36,7 @@ namespace duet::grammar {
 class ByteAutomaton {
  public:
   static constexpr int32_t kDead = -1;
+  static constexpr size_t kMaxConfigurationInts = size_t{1} << 15;
 
   explicit ByteAutomaton(const Grammar& g);
 
@@ -48,6 +54,10 @@ class ByteAutomaton {
   const std::string& key(int32_t state) const { return states_[state].key; }
 
   size_t n_states() const { return states_.size(); }
+  // Bytes the states hold (their stacks and keys): what reset() bounds.
+  size_t stored_bytes() const { return stored_bytes_; }
+  // A byte was refused because the configuration after it would have exceeded the bound.
+  bool overflowed() const { return overflowed_; }
   // Forgets every state but `keep` (which becomes state 0) and the start state; returns keep's
   // new id. Bounds memory for a grammar with very many configurations.
   int32_t reset(int32_t keep);
@@ -64,13 +74,16 @@ class ByteAutomaton {
   static constexpr int32_t kUnknown = -2;
 
   // Expands rule references and rule ends at the top of `s` until the top is a byte set.
-  void expand(Stack s, std::vector<Stack>& out) const;
+  // `budget` counts down the positions `out` may still take; at zero, expansion stops.
+  void expand(Stack s, std::vector<Stack>& out, size_t& budget) const;
   int32_t intern(std::vector<Stack> stacks);
 
   const Grammar& g_;
   std::vector<State> states_;
   std::unordered_map<std::string, int32_t> ids_;
   int32_t start_ = kDead;
+  size_t stored_bytes_ = 0;
+  bool overflowed_ = false;
 };
 
 }  // namespace duet::grammar

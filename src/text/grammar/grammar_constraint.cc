@@ -56,7 +56,8 @@ std::span<const uint64_t> GrammarConstraint::allowed() {
     const std::string& key = automaton_.key(state_);
     mask_ = grammar_->find_mask(*trie_, key);
     if (!mask_) {
-      if (automaton_.n_states() > kMaxStates) state_ = automaton_.reset(state_);
+      if (automaton_.n_states() > kMaxStates || automaton_.stored_bytes() > kMaxStoredBytes)
+        state_ = automaton_.reset(state_);
       auto m = std::make_shared<const TokenMask>(compute_mask());
       grammar_->store_mask(*trie_, automaton_.key(state_), m);
       mask_ = std::move(m);
@@ -73,6 +74,13 @@ bool GrammarConstraint::accept(int32_t token) {
   state_ = next;
   mask_.reset();
   return true;
+}
+
+std::string GrammarConstraint::why_stuck() const {
+  if (!automaton_.overflowed()) return {};
+  return "the grammar is too ambiguous to follow here: the next step would need more than " +
+         std::to_string(ByteAutomaton::kMaxConfigurationInts) +
+         " parse-stack entries (write it so that fewer parses stay open at once)";
 }
 
 bool GrammarConstraint::accepts_bytes(std::string_view bytes) {

@@ -56,6 +56,7 @@ class GrammarConstraint final : public TokenConstraint {
   bool can_end() const override { return automaton_.accepting(state_); }
   bool must_end() const override { return !automaton_.can_continue(state_); }
   bool accept(int32_t token) override;
+  std::string why_stuck() const override;
 
   // Whether `bytes` could come next (for tests).
   bool accepts_bytes(std::string_view bytes);
@@ -65,6 +66,7 @@ class GrammarConstraint final : public TokenConstraint {
 
   // States beyond this are forgotten (a grammar with very many configurations).
   static constexpr size_t kMaxStates = 20000;
+  static constexpr size_t kMaxStoredBytes = size_t{64} << 20;
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   std::shared_ptr<const TokenTrie> trie_;
