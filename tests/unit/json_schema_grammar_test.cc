@@ -154,6 +154,9 @@ TEST(JsonSchemaGrammar, RefusesWhatItCannotEnforceByName) {
       {R"({"type":"wat"})", "unknown type"},
       {R"({"allOf":[{"type":"string"},{"type":"integer"}]})", "exclude each other"},
       {R"({"type":"integer","minimum":5,"maximum":4})", "no number"},
+      {R"({"type":"object","properties":{"q":{"type":"string"}},"nullable":["q"]})",
+       "nullable must be true or false"},
+      {R"({"type":"array","uniqueItems":"yes"})", "uniqueItems must be true or false"},
   };
   for (const auto& [schema, what] : refused) {
     auto r = json_schema_to_gbnf(Json::parse(schema));

@@ -145,6 +145,14 @@ class SchemaCompiler {
     return Status::error("JSON schema at " + path + ": " + what);
   }
 
+  // A boolean keyword (nullable, uniqueItems): false when absent, an error when not a boolean.
+  Result<bool> flag(const Json& s, const char* key, const std::string& path) const {
+    const auto it = s.find(key);
+    if (it == s.end()) return false;
+    if (!it->is_boolean()) return fail(path, std::string(key) + " must be true or false");
+    return it->get<bool>();
+  }
+
   // A new rule named after `hint`, defined later by `define` (so recursion can refer to it).
   std::string reserve(const std::string& hint) {
     std::string base = rule_safe(hint), name = base;
@@ -311,7 +319,8 @@ class SchemaCompiler {
     } else {
       types = inferred_types(s);
     }
-    if (s.value("nullable", false)) types.push_back("null");
+    DUET_ASSIGN(nullable, flag(s, "nullable", path));
+    if (nullable) types.push_back("null");
     if (types.empty()) return std::string("json-value");
     std::vector<std::string> alts;
     for (const std::string& t : types) {
@@ -352,7 +361,7 @@ class SchemaCompiler {
     }
     for (const std::string& n : named) t.insert(n == "integer" ? "number" : n);
     if (t.empty()) return all;
-    if (s.value("nullable", false)) t.insert("null");
+    if (const auto n = s.find("nullable"); n != s.end() && *n == true) t.insert("null");
     return t;
   }
 
@@ -699,7 +708,8 @@ class SchemaCompiler {
     DUET_ASSIGN(max_items, get_count(s, "maxItems", path));
     if (max_items && min_items && *max_items < *min_items)
       return fail(path, "maxItems is below minItems");
-    if (s.value("uniqueItems", false) && !(max_items && *max_items <= 1))
+    DUET_ASSIGN(unique, flag(s, "uniqueItems", path));
+    if (unique && !(max_items && *max_items <= 1))
       return fail(path, "uniqueItems cannot be enforced (only with maxItems of at most 1)");
     if (max_items.value_or(0) > 10000 || min_items.value_or(0) > 10000)
       return fail(path, "minItems and maxItems above 10000 are not supported");
