@@ -18,6 +18,7 @@ using Action = std::function<int()>;
 void add_logits_command(CLI::App& app, Action* run);
 void add_info_command(CLI::App& app, Action* run);
 void add_forge_command(CLI::App& app, Action* run);
+void add_quantize_command(CLI::App& app, Action* run);
 // `adjust` edits the options after parsing (a test binary sets what is not a flag).
 void add_serve_command(CLI::App& app, Action* run, std::function<void(HostOptions&)> adjust = {});
 void add_run_command(CLI::App& app, Action* run, std::function<void(HostOptions&)> adjust = {});

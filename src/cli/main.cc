@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   duet::cli::add_logits_command(app, &run);
   duet::cli::add_info_command(app, &run);
   duet::cli::add_forge_command(app, &run);
+  duet::cli::add_quantize_command(app, &run);
   duet::cli::add_serve_command(app, &run);
   duet::cli::add_run_command(app, &run);
   duet::cli::add_tokenize_command(app, &run);

@@ -86,6 +86,58 @@ void GgufWriter::add_f32_array(const std::string& key, const std::vector<float>&
   ++kv_count_;
 }
 
+void GgufWriter::add_value(const std::string& key, const GgufValue& v) {
+  put_key(kv_bytes_, key, v.type);
+  auto put_bytes = [&](uint64_t x, int n) {
+    for (int k = 0; k < n; ++k) put_u8(kv_bytes_, static_cast<uint8_t>(x >> (8 * k)));
+  };
+  switch (v.type) {
+    case GgufValueType::UINT8:
+    case GgufValueType::BOOL:
+      put_bytes(v.u, 1);
+      break;
+    case GgufValueType::INT8:
+      put_bytes(static_cast<uint64_t>(v.i), 1);
+      break;
+    case GgufValueType::UINT16:
+      put_bytes(v.u, 2);
+      break;
+    case GgufValueType::INT16:
+      put_bytes(static_cast<uint64_t>(v.i), 2);
+      break;
+    case GgufValueType::UINT32:
+      put_bytes(v.u, 4);
+      break;
+    case GgufValueType::INT32:
+      put_bytes(static_cast<uint64_t>(v.i), 4);
+      break;
+    case GgufValueType::UINT64:
+      put_bytes(v.u, 8);
+      break;
+    case GgufValueType::INT64:
+      put_bytes(static_cast<uint64_t>(v.i), 8);
+      break;
+    case GgufValueType::FLOAT32:
+      put_f32(kv_bytes_, static_cast<float>(v.f));
+      break;
+    case GgufValueType::FLOAT64: {
+      uint64_t u;
+      std::memcpy(&u, &v.f, 8);
+      put_u64(kv_bytes_, u);
+      break;
+    }
+    case GgufValueType::STRING:
+      put_string(kv_bytes_, std::string(v.str));
+      break;
+    case GgufValueType::ARRAY:
+      put_u32(kv_bytes_, static_cast<uint32_t>(v.arr.elem_type));
+      put_u64(kv_bytes_, v.arr.count);
+      kv_bytes_.insert(kv_bytes_.end(), v.arr.bytes.begin(), v.arr.bytes.end());
+      break;
+  }
+  ++kv_count_;
+}
+
 size_t GgufWriter::add_tensor(const std::string& name, GgmlType type,
                               const std::vector<int64_t>& ne) {
   TensorRecord r;

@@ -36,6 +36,9 @@ class GgufWriter {
   void add_string_array(const std::string& key, const std::vector<std::string>& v);
   void add_i32_array(const std::string& key, const std::vector<int32_t>& v);
   void add_f32_array(const std::string& key, const std::vector<float>& v);
+  // A value read from another file, of any type, arrays copied as they were (`duet quantize`
+  // carries a model's metadata over this way).
+  void add_value(const std::string& key, const GgufValue& v);
 
   // Declares a tensor; ne[0] is the row length. Returns its index for the producer.
   size_t add_tensor(const std::string& name, GgmlType type, const std::vector<int64_t>& ne);

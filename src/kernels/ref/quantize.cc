@@ -6,15 +6,9 @@
 
 #include "base/half.h"
 #include "kernels/ref/quant_blocks.h"
+#include "kernels/ref/quantize_formats.h"
 
 namespace duet::ref {
-namespace {
-
-template <typename Block>
-void append_block(const Block& b, std::vector<uint8_t>& out) {
-  const auto* p = reinterpret_cast<const uint8_t*>(&b);
-  out.insert(out.end(), p, p + sizeof(Block));
-}
 
 void quantize_q8_0(const float* x, int64_t n, std::vector<uint8_t>& out) {
   for (int64_t i = 0; i < n; i += kQK) {
@@ -29,30 +23,70 @@ void quantize_q8_0(const float* x, int64_t n, std::vector<uint8_t>& out) {
   }
 }
 
-void quantize_q4_0(const float* x, int64_t n, std::vector<uint8_t>& out) {
+// Q4_1 / Q5_1: the block's range [min, max] in 2^bits steps; value = d·q + m.
+template <typename Block, int kBits>
+void quantize_offset_blocks(const float* x, int64_t n, std::vector<uint8_t>& out) {
+  constexpr int kMax = (1 << kBits) - 1;
   for (int64_t i = 0; i < n; i += kQK) {
-    // The scale maps the value of largest magnitude (with its sign) to -8.
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < kQK; ++j) {
-      if (std::fabs(x[i + j]) > amax) {
-        amax = std::fabs(x[i + j]);
-        max = x[i + j];
-      }
+    float lo = x[i], hi = x[i];
+    for (int j = 1; j < kQK; ++j) {
+      lo = std::min(lo, x[i + j]);
+      hi = std::max(hi, x[i + j]);
     }
-    const float d = max / -8.0f;
+    const float d = (hi - lo) / kMax;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    BlockQ4_0 b{};
+    Block b{};
     b.d = float_to_fp16(d);
+    b.m = float_to_fp16(lo);
+    uint32_t qh = 0;
     for (int j = 0; j < kQK / 2; ++j) {
-      const int q0 = std::min(15, static_cast<int>(x[i + j] * id + 8.5f));
-      const int q1 = std::min(15, static_cast<int>(x[i + j + kQK / 2] * id + 8.5f));
-      b.qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
+      const int q0 = std::min(kMax, static_cast<int>((x[i + j] - lo) * id + 0.5f));
+      const int q1 = std::min(kMax, static_cast<int>((x[i + j + kQK / 2] - lo) * id + 0.5f));
+      b.qs[j] = static_cast<uint8_t>((q0 & 0x0F) | ((q1 & 0x0F) << 4));
+      qh |= static_cast<uint32_t>(q0 >> 4) << j;
+      qh |= static_cast<uint32_t>(q1 >> 4) << (j + kQK / 2);
     }
+    if constexpr (kBits == 5) std::memcpy(b.qh, &qh, 4);
     append_block(b, out);
   }
 }
 
-}  // namespace
+void quantize_q4_1(const float* x, int64_t n, std::vector<uint8_t>& out) {
+  quantize_offset_blocks<BlockQ4_1, 4>(x, n, out);
+}
+void quantize_q5_1(const float* x, int64_t n, std::vector<uint8_t>& out) {
+  quantize_offset_blocks<BlockQ5_1, 5>(x, n, out);
+}
+
+// Q4_0 / Q5_0: the value of largest magnitude (with its sign) maps to −2^(bits−1); value =
+// d·(q − 2^(bits−1)).
+template <typename Block, int kBits>
+void quantize_symmetric_blocks(const float* x, int64_t n, std::vector<uint8_t>& out) {
+  constexpr int kHalf = 1 << (kBits - 1), kMax = (1 << kBits) - 1;
+  for (int64_t i = 0; i < n; i += kQK) {
+    const float d = largest_magnitude(x + i, kQK) / -static_cast<float>(kHalf);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    Block b{};
+    b.d = float_to_fp16(d);
+    uint32_t qh = 0;
+    for (int j = 0; j < kQK / 2; ++j) {
+      const int q0 = std::min(kMax, static_cast<int>(x[i + j] * id + (kHalf + 0.5f)));
+      const int q1 = std::min(kMax, static_cast<int>(x[i + j + kQK / 2] * id + (kHalf + 0.5f)));
+      b.qs[j] = static_cast<uint8_t>((q0 & 0x0F) | ((q1 & 0x0F) << 4));
+      qh |= static_cast<uint32_t>(q0 >> 4) << j;
+      qh |= static_cast<uint32_t>(q1 >> 4) << (j + kQK / 2);
+    }
+    if constexpr (kBits == 5) std::memcpy(b.qh, &qh, 4);
+    append_block(b, out);
+  }
+}
+
+void quantize_q4_0(const float* x, int64_t n, std::vector<uint8_t>& out) {
+  quantize_symmetric_blocks<BlockQ4_0, 4>(x, n, out);
+}
+void quantize_q5_0(const float* x, int64_t n, std::vector<uint8_t>& out) {
+  quantize_symmetric_blocks<BlockQ5_0, 5>(x, n, out);
+}
 
 Status quantize_row(GgmlType type, const float* x, int64_t n, std::vector<uint8_t>& out) {
   switch (type) {
@@ -74,6 +108,33 @@ Status quantize_row(GgmlType type, const float* x, int64_t n, std::vector<uint8_
       return Status::ok();
     case GgmlType::Q4_0:
       quantize_q4_0(x, n, out);
+      return Status::ok();
+    case GgmlType::Q4_1:
+      quantize_q4_1(x, n, out);
+      return Status::ok();
+    case GgmlType::Q5_0:
+      quantize_q5_0(x, n, out);
+      return Status::ok();
+    case GgmlType::Q5_1:
+      quantize_q5_1(x, n, out);
+      return Status::ok();
+    case GgmlType::Q3_K:
+      quantize_q3_k(x, n, out);
+      return Status::ok();
+    case GgmlType::Q4_K:
+      quantize_q4_k(x, n, out);
+      return Status::ok();
+    case GgmlType::Q5_K:
+      quantize_q5_k(x, n, out);
+      return Status::ok();
+    case GgmlType::Q6_K:
+      quantize_q6_k(x, n, out);
+      return Status::ok();
+    case GgmlType::IQ4_NL:
+      quantize_iq4_nl(x, n, out);
+      return Status::ok();
+    case GgmlType::IQ4_XS:
+      quantize_iq4_xs(x, n, out);
       return Status::ok();
     default:
       return Status::error(std::string("no quantizer for type ") + ggml_type_name(type));
