@@ -157,6 +157,7 @@ TEST(JsonSchemaGrammar, RefusesWhatItCannotEnforceByName) {
       {R"({"type":"object","properties":{"q":{"type":"string"}},"nullable":["q"]})",
        "nullable must be true or false"},
       {R"({"type":"array","uniqueItems":"yes"})", "uniqueItems must be true or false"},
+      {R"({"type":"array","maxItems":88888888888888888888888888888888888888888})", "above 10000"},
   };
   for (const auto& [schema, what] : refused) {
     auto r = json_schema_to_gbnf(Json::parse(schema));

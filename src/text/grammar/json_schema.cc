@@ -528,7 +528,8 @@ class SchemaCompiler {
     if (!it->is_number() || it->get<double>() < 0 ||
         std::floor(it->get<double>()) != it->get<double>())
       return fail(path, std::string(key) + " must be a non-negative integer");
-    return std::optional<int64_t>(static_cast<int64_t>(it->get<double>()));
+    // Capped before the conversion (a count beyond any limit below is refused there anyway).
+    return std::optional<int64_t>(static_cast<int64_t>(std::min(it->get<double>(), 1e15)));
   }
 
   Result<std::string> string_rule(const Json& s, const std::string& path, const std::string& hint) {
