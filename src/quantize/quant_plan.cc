@@ -129,12 +129,15 @@ GgmlType mixture_type(Preset p, GgmlType base, const std::string& name, const Qu
 }
 
 // A type whose block divides the row, as llama.cpp falls back: K-quants and IQ4_XS to a
-// 32-element type of about the same size, then F16.
+// 32-element type of about the same size (Q3_K to Q4_0, Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to
+// Q8_0, IQ4_XS to IQ4_NL), then F16 (where llama.cpp gives up).
 GgmlType fit_row(GgmlType t, int64_t ne0) {
   if (ne0 % ggml_traits(t).block_elems == 0) return t;
   switch (t) {
     case GgmlType::Q2_K:
     case GgmlType::Q3_K:
+      t = GgmlType::Q4_0;
+      break;
     case GgmlType::IQ4_XS:
       t = GgmlType::IQ4_NL;
       break;
@@ -169,7 +172,8 @@ std::string quant_preset_names() {
 
 std::optional<GgmlType> quant_tensor_type(const QuantPreset& preset, const std::string& name,
                                           int n_dims, int64_t ne0, const QuantModelShape& model) {
-  if (n_dims < 2 || !ends_with(name, "weight")) return std::nullopt;
+  if (n_dims < 2 || !ends_with(name, "weight") || name.find("_norm.weight") != std::string::npos)
+    return std::nullopt;
   const PresetRow* r = find_row(preset.name);
   if (!r) return std::nullopt;
   // Float targets take every matrix as it is asked; the mixture rules are for quantized ones.

@@ -36,6 +36,7 @@ struct QuantModelShape {
 // The type for one tensor; nothing when the tensor stays as it is (not a 2-D weight).
 // `ne0` is its row length: a type whose block does not divide it falls back to a 32-element
 // type as llama.cpp's does (Q4_K → Q5_0, Q6_K → Q8_0, ...), and to F16 if even that fails.
+// Norms ("*_norm.weight") are never quantized, whatever their shape.
 std::optional<GgmlType> quant_tensor_type(const QuantPreset& preset, const std::string& name,
                                           int n_dims, int64_t ne0, const QuantModelShape& model);
 
