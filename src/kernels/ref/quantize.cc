@@ -23,6 +23,20 @@ void quantize_q8_0(const float* x, int64_t n, std::vector<uint8_t>& out) {
   }
 }
 
+// The 4- or 5-bit codes of a 32-element block as Q4_x/Q5_x store them: element j's low four
+// bits in the low nibble of qs[j] (j < 16) or the high nibble of qs[j − 16], its fifth bit
+// (5-bit formats) as bit j of the qh word.
+template <typename Block, int kBits>
+void pack_block32(const int codes[kQK], Block& b) {
+  uint32_t qh = 0;
+  for (int j = 0; j < kQK / 2; ++j) {
+    b.qs[j] = static_cast<uint8_t>((codes[j] & 0x0F) | ((codes[j + kQK / 2] & 0x0F) << 4));
+    qh |= static_cast<uint32_t>(codes[j] >> 4) << j;
+    qh |= static_cast<uint32_t>(codes[j + kQK / 2] >> 4) << (j + kQK / 2);
+  }
+  if constexpr (kBits == 5) std::memcpy(b.qh, &qh, 4);
+}
+
 // Q4_1 / Q5_1: the block's range [min, max] in 2^bits steps; value = d·q + m.
 template <typename Block, int kBits>
 void quantize_offset_blocks(const float* x, int64_t n, std::vector<uint8_t>& out) {
@@ -38,15 +52,10 @@ void quantize_offset_blocks(const float* x, int64_t n, std::vector<uint8_t>& out
     Block b{};
     b.d = float_to_fp16(d);
     b.m = float_to_fp16(lo);
-    uint32_t qh = 0;
-    for (int j = 0; j < kQK / 2; ++j) {
-      const int q0 = std::min(kMax, static_cast<int>((x[i + j] - lo) * id + 0.5f));
-      const int q1 = std::min(kMax, static_cast<int>((x[i + j + kQK / 2] - lo) * id + 0.5f));
-      b.qs[j] = static_cast<uint8_t>((q0 & 0x0F) | ((q1 & 0x0F) << 4));
-      qh |= static_cast<uint32_t>(q0 >> 4) << j;
-      qh |= static_cast<uint32_t>(q1 >> 4) << (j + kQK / 2);
-    }
-    if constexpr (kBits == 5) std::memcpy(b.qh, &qh, 4);
+    int codes[kQK];
+    for (int j = 0; j < kQK; ++j)
+      codes[j] = std::min(kMax, static_cast<int>((x[i + j] - lo) * id + 0.5f));
+    pack_block32<Block, kBits>(codes, b);
     append_block(b, out);
   }
 }
@@ -68,15 +77,10 @@ void quantize_symmetric_blocks(const float* x, int64_t n, std::vector<uint8_t>& 
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     Block b{};
     b.d = float_to_fp16(d);
-    uint32_t qh = 0;
-    for (int j = 0; j < kQK / 2; ++j) {
-      const int q0 = std::min(kMax, static_cast<int>(x[i + j] * id + (kHalf + 0.5f)));
-      const int q1 = std::min(kMax, static_cast<int>(x[i + j + kQK / 2] * id + (kHalf + 0.5f)));
-      b.qs[j] = static_cast<uint8_t>((q0 & 0x0F) | ((q1 & 0x0F) << 4));
-      qh |= static_cast<uint32_t>(q0 >> 4) << j;
-      qh |= static_cast<uint32_t>(q1 >> 4) << (j + kQK / 2);
-    }
-    if constexpr (kBits == 5) std::memcpy(b.qh, &qh, 4);
+    int codes[kQK];
+    for (int j = 0; j < kQK; ++j)
+      codes[j] = std::min(kMax, static_cast<int>(x[i + j] * id + (kHalf + 0.5f)));
+    pack_block32<Block, kBits>(codes, b);
     append_block(b, out);
   }
 }
