@@ -54,7 +54,8 @@ int32_t ByteAutomaton::intern(std::vector<Stack> stacks) {
   st.stacks = std::move(stacks);
   st.key = key;
   st.next.fill(kUnknown);
-  stored_bytes_ += sizeof(State) + 2 * key.size();  // the key is held twice: here and in ids_
+  // The configuration is held three times: as stacks, as this key, and as the key in ids_.
+  stored_bytes_ += sizeof(State) + 3 * key.size();
   const int32_t id = static_cast<int32_t>(states_.size());
   states_.push_back(std::move(st));
   ids_.emplace(std::move(key), id);
