@@ -46,7 +46,7 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
  public:
   StreamCall(net::io_context& ioc, const Endpoints& eps, const Target& target, std::string body,
              double timeout_s, RequestRecord record, std::function<void(Clock::time_point)> on_sent,
-             std::function<void(RequestRecord&&)> done)
+             std::function<void(RequestRecord&&)> done, EventTap tap)
       : stream_(ioc),
         eps_(eps),
         timeout_(
@@ -55,7 +55,8 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
         reader_(record_),
         sse_([this](const std::string& data) { on_event(data); }),
         on_sent_(std::move(on_sent)),
-        done_(std::move(done)) {
+        done_(std::move(done)),
+        tap_(std::move(tap)) {
     prepare(req_, target, http::verb::post, target.chat_path);
     req_.set(http::field::content_type, "application/json");
     req_.set(http::field::accept, "text/event-stream");
@@ -137,9 +138,14 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
 
   void on_event(const std::string& data) {
     if (finished_) return;
+    if (tap_) tap_(data);
     if (!reader_.on_event(data, now_)) finish();
   }
 
+ public:
+  void cancel() { fail("cancelled", "cancelled by the client"); }
+
+ private:
   void end_stream(double t) {
     if (sse_.has_partial_event() && !reader_.done())
       return fail("incomplete_stream", "the stream ended inside an event");
@@ -197,6 +203,7 @@ class StreamCall : public std::enable_shared_from_this<StreamCall> {
   SseParser sse_;
   std::function<void(Clock::time_point)> on_sent_;
   std::function<void(RequestRecord&&)> done_;
+  EventTap tap_;
   http::request<http::string_body> req_;
   http::response_parser<http::buffer_body> parser_;
   beast::flat_buffer buf_;
@@ -295,13 +302,20 @@ Result<Target> parse_url(const std::string& url) {
   return t;
 }
 
-void start_stream_request(net::io_context& ioc, const Endpoints& endpoints, const Target& target,
-                          std::string body, double timeout_s, RequestRecord record,
-                          std::function<void(Clock::time_point)> on_sent,
-                          std::function<void(RequestRecord&&)> done) {
-  std::make_shared<StreamCall>(ioc, endpoints, target, std::move(body), timeout_s,
-                               std::move(record), std::move(on_sent), std::move(done))
-      ->start();
+CancelFn start_stream_request(net::io_context& ioc, const Endpoints& endpoints,
+                              const Target& target, std::string body, double timeout_s,
+                              RequestRecord record, std::function<void(Clock::time_point)> on_sent,
+                              std::function<void(RequestRecord&&)> done, EventTap tap) {
+  auto call = std::make_shared<StreamCall>(ioc, endpoints, target, std::move(body), timeout_s,
+                                           std::move(record), std::move(on_sent), std::move(done),
+                                           std::move(tap));
+  call->start();
+  // The call's state belongs to the io_context's thread: the cancel runs there.
+  return [&ioc, weak = std::weak_ptr<StreamCall>(call)] {
+    net::post(ioc, [weak] {
+      if (auto c = weak.lock()) c->cancel();
+    });
+  };
 }
 
 void start_get(net::io_context& ioc, const Endpoints& endpoints, const Target& target,

@@ -33,13 +33,21 @@ Result<Target> parse_url(const std::string& url);
 
 using Endpoints = boost::asio::ip::tcp::resolver::results_type;
 
+// Sees each event's data as it arrives, before the record reads it (`duet run --url` shows the
+// text from it).
+using EventTap = std::function<void(const std::string& data)>;
+// Ends a request early: closes its connection (the server then cancels the generation), and
+// `done` gets the record with error_kind "cancelled". Safe to call from any thread, any number of
+// times, and after the request has ended.
+using CancelFn = std::function<void()>;
+
 // Sends `body` to target.chat_path and reads the stream into `record`; `done` runs once, on
 // the io_context, with the record (ok or with its error). `on_sent` runs when the connection
 // attempt starts: that instant is the request's t = 0.
-void start_stream_request(boost::asio::io_context& ioc, const Endpoints& endpoints,
-                          const Target& target, std::string body, double timeout_s,
-                          RequestRecord record, std::function<void(Clock::time_point)> on_sent,
-                          std::function<void(RequestRecord&&)> done);
+CancelFn start_stream_request(boost::asio::io_context& ioc, const Endpoints& endpoints,
+                              const Target& target, std::string body, double timeout_s,
+                              RequestRecord record, std::function<void(Clock::time_point)> on_sent,
+                              std::function<void(RequestRecord&&)> done, EventTap tap = nullptr);
 
 // GET `path`; `done` gets (status, body) or an error.
 struct HttpReply {
