@@ -1,32 +1,38 @@
-// duet run: a terminal chat with a model, in process (no HTTP). It goes the server's way
-// without the socket: the same request parser (an OpenAI chat body), then the host's
-// prepare_generation and start_generation (host/start_generation.h) that the server's routes
-// call, so what it shows is what a client of `duet serve` would get. Reasoning is shown apart from
-// the answer (dimmed on a terminal, between [thinking] markers otherwise); tokens/s follow each
-// reply on stderr.
+// duet run: a terminal chat with a model — the one in this process (run/local_chat.h), or a
+// running server's (--url, run/remote_chat.h). The conversation, its settings and the /commands
+// are run/chat_session.h's; what the user types is run/line_input.h's; how a reply looks is
+// run/reply_printer.h's. Each reply's token count and tokens/s follow it on stderr.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <iostream>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "api/request_model.h"
 #include "cli/commands.h"
+#include "cli/run/chat_session.h"
+#include "cli/run/line_input.h"
+#include "cli/run/local_chat.h"
+#include "cli/run/remote_chat.h"
+#include "cli/run/reply_printer.h"
 #include "host/model_host.h"
-#include "host/start_generation.h"
 
 namespace duet::cli {
 namespace {
 
+constexpr const char* kDefaultServerUrl = "http://127.0.0.1:8080";
+
 struct RunOptions {
-  HostOptions model;   // -m, --think, --backend, --threads, --kv-budget-mb
-  std::string prompt;  // empty: read prompts from stdin
-  int64_t max_tokens = 512;
-  std::string system;
+  HostOptions model;  // -m, --backend, --threads, --kv-budget-mb
+  ChatSettings chat;
+  std::vector<std::string> words;  // [MODEL] [PROMPT] with --url, else [PROMPT]
+  std::string url;
+  std::string api_key;
+  std::string model_arg;  // -m as given: a file, or with --url a model name
 };
 
 // Ctrl-C while a reply streams stops that reply; at the prompt it ends the program as usual.
@@ -41,116 +47,146 @@ extern "C" void on_sigint(int) {
   }
 }
 
-// Where reasoning and answer go. On a terminal reasoning is dimmed (ANSI faint); piped, it
-// sits between plain markers so that a reader (or a test) can tell the two apart.
-class Printer {
- public:
-  explicit Printer(bool tty) : tty_(tty) {}
-  void reasoning(const std::string& text) {
-    if (text.empty()) return;
-    if (!in_reasoning_) {
-      std::fputs(tty_ ? "\x1b[2m" : "[thinking]\n", stdout);
-      in_reasoning_ = true;
+const char* end_name(ReplyOutcome::End end) {
+  switch (end) {
+    case ReplyOutcome::End::kStop:
+      return "stop";
+    case ReplyOutcome::End::kLength:
+      return "length";
+    case ReplyOutcome::End::kToolCalls:
+      return "tool_calls";
+    case ReplyOutcome::End::kInterrupted:
+      return "interrupted";
+    case ReplyOutcome::End::kTooLong:
+    case ReplyOutcome::End::kError:
+      return "error";
+  }
+  return "error";
+}
+
+// Answers the conversation's last user turn. When the conversation no longer fits the
+// context, its oldest turns go (the system message stays) and a note says how many. Returns
+// false when the request is refused; the user turn is then taken back.
+bool answer(ChatBackend& backend, Conversation& conversation, const ChatSettings& settings,
+            bool tty) {
+  int dropped = 0;
+  bool keep_all = false;
+  ReplyOutcome out;
+  ReplyPrinter printer(stdout, tty);
+  for (;;) {
+    g_interrupted.store(false);
+    g_replying.store(true);
+    out = backend.reply(conversation.request_body(settings), printer, g_interrupted, keep_all);
+    g_replying.store(false);
+    if (out.end != ReplyOutcome::End::kTooLong) break;
+    if (conversation.drop_oldest_turn()) {
+      ++dropped;
+    } else if (!keep_all) {
+      keep_all = true;  // nothing older to drop: send what fits
+    } else {
+      break;
     }
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
   }
-  void content(const std::string& text) {
-    if (text.empty()) return;
-    close_reasoning();
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  }
-  // A finished tool call, on a line of its own (the model asked for it; nothing runs it here).
-  void tool_call(const std::string& name, const std::string& arguments) {
-    close_reasoning();
-    std::fprintf(stdout, "\n[tool call] %s %s\n", name.c_str(), arguments.c_str());
-    std::fflush(stdout);
-  }
-  void close_reasoning() {
-    if (!in_reasoning_) return;
-    std::fputs(tty_ ? "\x1b[0m\n" : "\n[/thinking]\n", stdout);
-    in_reasoning_ = false;
-  }
-
- private:
-  bool tty_;
-  bool in_reasoning_ = false;
-};
-
-// One reply to the conversation so far; appends the answer to `messages`. Returns false
-// when the request itself is refused (the message says why).
-bool reply(ModelHost& host, const RunOptions& o, Json& messages, bool tty) {
-  auto refuse = [](const std::string& why) {
-    fail(why);
+  if (dropped > 0)
+    print_note("[left out the " + std::to_string(dropped) + " oldest turn" +
+               (dropped == 1 ? "" : "s") + " to fit the context]");
+  if (out.end == ReplyOutcome::End::kTooLong || out.end == ReplyOutcome::End::kError) {
+    if (out.tokens > 0) printer.end();
+    conversation.drop_last();
+    fail(out.error);
     return false;
-  };
-  Json body = {{"messages", messages}, {"max_tokens", o.max_tokens}};
-  auto request = parse_openai_chat(body);
-  if (!request) return refuse(request.message());
-  auto prepared = prepare_generation(host, *request);
-  if (!prepared) return refuse(prepared.message());
-  auto running = start_generation(host, *request, *prepared);
-  if (!running) return refuse(running.message());
-  RequestHandle& handle = *running->handle;
-  OutputPipeline& pipeline = *running->output;
-  Printer print(tty);
-  std::string answer;
-  auto show = [&](const OutputDelta& d) {
-    print.reasoning(d.reasoning);
-    print.content(d.content);
-    for (const ParsedToolCall& call : d.finished_calls)
-      print.tool_call(call.name, call.arguments_string);
-    answer += d.content;
-  };
-
-  g_interrupted.store(false);
-  g_replying.store(true);
-  FinishReason finish = FinishReason::kNone;
-  bool cancelled = false, stopped = false;
-  TokenEvent ev;
-  while (finish == FinishReason::kNone) {
-    if (g_interrupted.load() && !cancelled && !stopped) {
-      handle.cancel();  // the engine ends it with a final event at its next step
-      cancelled = true;
-    }
-    if (!handle.pop(ev, std::chrono::milliseconds(50))) continue;
-    if (!ev.tokens.empty() && !stopped) show(pipeline.push(ev));
-    finish = ev.finish;
-    if (pipeline.stopped() && !stopped) {
-      handle.cancel();  // a stop string: the answer is complete (as the server does)
-      stopped = true;
-    }
   }
-  g_replying.store(false);
-  if (!stopped) show(pipeline.finish());
-  print.close_reasoning();
-  std::fputs("\n", stdout);
-  std::fflush(stdout);
-
-  const RequestStats s = handle.stats();
-  const Clock::time_point first = s.first_token == Clock::time_point{} ? s.finished : s.first_token;
-  const double decode_s = std::chrono::duration<double>(s.finished - first).count();
-  const double ttft_ms = std::chrono::duration<double, std::milli>(first - s.submitted).count();
-  // Tokens after the first over the time since the first: the decode rate, apart from the
-  // prompt's processing (shown as the time to the first token).
-  const double rate =
-      s.generated_tokens > 1 && decode_s > 0 ? (s.generated_tokens - 1) / decode_s : 0;
-  const char* why = stopped                           ? "stop"
-                    : cancelled                       ? "interrupted"
-                    : finish == FinishReason::kLength ? "length"
-                    : finish == FinishReason::kError  ? "error"
-                                                      : "stop";
-  std::fprintf(stderr, "[%lld tokens, %.1f tokens/s, first token %.0f ms, %s mode, %s]\n",
-               static_cast<long long>(s.generated_tokens), rate, ttft_ms,
-               request->mode.enabled ? "thinking" : "non-thinking", why);
-  if (finish == FinishReason::kError) return refuse("generation failed: " + ev.error);
-  messages.push_back({{"role", "assistant"}, {"content", answer}});
+  printer.end();
+  char stats[200];
+  std::snprintf(stats, sizeof stats,
+                "[%lld tokens, %.1f tokens/s, first token %.0f ms, %s mode, %s]",
+                static_cast<long long>(out.tokens), out.tokens_per_s, out.first_token_ms,
+                out.thinking ? "thinking" : "non-thinking", end_name(out.end));
+  print_note(stats);
+  conversation.add_assistant(out.answer);
   return true;
 }
 
-int run_chat(const RunOptions& o) {
+int converse(ChatBackend& backend, RunOptions& o, const std::string& prompt) {
+  std::signal(SIGINT, on_sigint);
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  Conversation conversation;
+  if (!prompt.empty()) {
+    conversation.add_user(prompt);
+    return answer(backend, conversation, o.chat, tty) ? 0 : 1;
+  }
+  const bool interactive = ::isatty(STDIN_FILENO) == 1;
+  if (interactive) print_note("duet run: /help lists the commands; /bye or Ctrl-D quits");
+  LineInput input(interactive, interactive ? default_history_path() : "");
+  while (auto text = input.next()) {
+    const CommandResult command = run_command(*text, o.chat, conversation);
+    using Kind = CommandResult::Kind;
+    if (command.kind == Kind::kQuit) break;
+    if (command.kind == Kind::kError) {
+      fail(command.message);
+      continue;
+    }
+    if (command.kind == Kind::kDone) {
+      if (command.message.find('\n') != std::string::npos)
+        std::fputs(command.message.c_str(), stdout), std::fflush(stdout);  // /help, /show
+      else if (!command.message.empty())
+        print_note(command.message);
+      continue;
+    }
+    if (text->find_first_not_of(" \t\r\n") == std::string::npos) continue;
+    conversation.add_user(*text);
+    answer(backend, conversation, o.chat, tty);
+  }
+  return 0;
+}
+
+int run_remote(RunOptions& o) {
+  auto chat = RemoteChat::connect(o.url, o.api_key);
+  if (!chat) return fail(chat.message());
+  const std::vector<std::string>& models = (*chat)->models();
+  const auto served = [&](const std::string& name) {
+    return std::find(models.begin(), models.end(), name) != models.end();
+  };
+  // The words are [MODEL] [PROMPT], as `ollama run` takes them; one word is the model when the
+  // server has a model of that name, else the prompt. -m names the model too.
+  std::string prompt;
+  if (!o.model_arg.empty()) {
+    if (o.words.size() > 1) return fail("give the model once: -m or the first word, not both");
+    o.chat.model = o.model_arg;
+    if (!o.words.empty()) prompt = o.words[0];
+  } else if (o.words.size() == 2 || (o.words.size() == 1 && served(o.words[0]))) {
+    o.chat.model = o.words[0];
+    if (o.words.size() == 2) prompt = o.words[1];
+  } else if (o.words.size() == 1) {
+    prompt = o.words[0];
+  }
+  if (o.chat.model.empty()) {
+    o.chat.model = models.front();
+  } else if (!served(o.chat.model)) {
+    std::string list;
+    for (const std::string& id : models) list += (list.empty() ? "" : ", ") + id;
+    return fail("the server at " + o.url + " has no model '" + o.chat.model + "'; it has " + list);
+  }
+  return converse(**chat, o, prompt);
+}
+
+int run_local(RunOptions& o) {
+  if (o.words.size() > 1)
+    return fail(
+        "one prompt at most (quote it); a model is given with -m, or with --url as the "
+        "first word");
+  if (!o.model_arg.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(o.model_arg, ec))
+      return fail("model file " + o.model_arg + " does not exist (or is not a file)");
+    o.model.model_path = o.model_arg;
+  }
   if (Status s = ModelHost::check_options(o.model); !s) return fail(s.message());
+  // Loading a second copy of a model a server already holds doubles its memory: say so.
+  if (auto served = probe_duet_server(kDefaultServerUrl))
+    print_note("duet run: duet serve is running at " + std::string(kDefaultServerUrl) + " with " +
+               *served + "; `duet run --url " + kDefaultServerUrl +
+               "` would use it instead of loading the model again");
   Logger log(Logger::Level::kWarn);  // load messages only when something is wrong
   if (o.model.model_path.empty())
     std::fprintf(stderr,
@@ -158,27 +194,21 @@ int run_chat(const RunOptions& o) {
                  "weights: its text is noise)\n");
   ModelHost host(o.model, log);
   if (Status s = host.load(); !s) return fail(s.message());
+  LocalChat chat(host);
+  return converse(chat, o, o.words.empty() ? "" : o.words[0]);
+}
 
-  std::signal(SIGINT, on_sigint);
-  const bool tty = ::isatty(STDOUT_FILENO) == 1;
-  Json messages = Json::array();
-  if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
-  if (!o.prompt.empty()) {
-    messages.push_back({{"role", "user"}, {"content", o.prompt}});
-    return reply(host, o, messages, tty) ? 0 : 1;
-  }
-  const bool interactive = ::isatty(STDIN_FILENO) == 1;
-  if (interactive) std::fputs("duet run: /exit or Ctrl-D quits; Ctrl-C stops a reply\n", stderr);
-  std::string line;
-  for (;;) {
-    if (interactive) std::fputs(">>> ", stdout), std::fflush(stdout);
-    if (!std::getline(std::cin, line)) break;
-    if (line == "/exit" || line == "/bye") break;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    messages.push_back({{"role", "user"}, {"content", line}});
-    if (!reply(host, o, messages, tty)) messages.erase(messages.end() - 1);
-  }
-  return 0;
+// Sampling flags go through set_setting, the same checks as /set in the conversation.
+void add_setting_option(CLI::App* cmd, ChatSettings& s, const std::string& flag,
+                        const std::string& setting, const std::string& help) {
+  cmd->add_option_function<std::string>(
+         flag,
+         [&s, setting, flag](const std::string& v) {
+           if (Status st = set_setting(s, setting, v); !st)
+             throw CLI::ValidationError(flag, st.message());
+         },
+         help)
+      ->type_name("VALUE");
 }
 
 }  // namespace
@@ -187,16 +217,30 @@ void add_run_command(CLI::App& app, Action* run, std::function<void(HostOptions&
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run", "chat with a model in the terminal: one PROMPT, or a conversation read from stdin");
-  cmd->add_option("-m,--model", o->model.model_path,
-                  "GGUF model file (default: the built-in demo model, random weights)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("prompt", o->prompt,
-                  "answer this once and exit (default: read lines from stdin)");
-  cmd->add_option("--think", o->model.think, "reasoning mode: on, off or auto (default auto)")
-      ->check(CLI::IsMember({"on", "off", "auto"}));
-  cmd->add_option("-n,--max-tokens", o->max_tokens, "most tokens per reply (default 512)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  cmd->add_option("--system", o->system, "a system message at the start of the conversation");
+  cmd->add_option("words", o->words,
+                  "PROMPT: answer it once and exit (default: a conversation on stdin); with "
+                  "--url: [MODEL] [PROMPT] (one word is the model if the server has it)")
+      ->expected(0, 2);
+  cmd->add_option("-m,--model", o->model_arg,
+                  "GGUF model file (default: the built-in demo model, random weights); with "
+                  "--url, the server's model to use");
+  cmd->add_option("--url", o->url,
+                  "talk to a running server at http://HOST:PORT over its OpenAI API instead of "
+                  "loading a model here");
+  cmd->add_option("--api-key", o->api_key, "the server's API key (with --url)")
+      ->envname("DUET_API_KEY");
+  auto& s = o->chat;
+  add_setting_option(cmd, s, "--think", "think",
+                     "reasoning mode: on, off or auto (default: the server's, auto here)");
+  add_setting_option(cmd, s, "--budget", "budget", "most reasoning tokens per reply");
+  add_setting_option(cmd, s, "-n,--max-tokens", "max_tokens",
+                     "most tokens per reply (default 512)");
+  add_setting_option(cmd, s, "--temperature", "temperature", "sampling temperature (0–2)");
+  add_setting_option(cmd, s, "--top-p", "top_p", "nucleus sampling: keep this much probability");
+  add_setting_option(cmd, s, "--top-k", "top_k", "keep the K likeliest tokens (0: off)");
+  add_setting_option(cmd, s, "--min-p", "min_p", "drop tokens below this share of the likeliest");
+  add_setting_option(cmd, s, "--seed", "seed", "sampling seed, for replies that repeat");
+  cmd->add_option("--system", s.system, "a system message at the start of the conversation");
   add_backend_option(cmd, &o->model.backend);
   cmd->add_option("-t,--threads", o->model.threads, "compute threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
@@ -204,13 +248,17 @@ void add_run_command(CLI::App& app, Action* run, std::function<void(HostOptions&
                   "memory for the KV cache, MiB (default 1024)")
       ->check(CLI::PositiveNumber);
   cmd->footer(
-      "Lines read from stdin are the user's turns of one conversation; /exit or end of input\n"
-      "quits. Ctrl-C stops the reply being written. Reasoning is dimmed on a terminal and set\n"
-      "between [thinking] and [/thinking] lines otherwise; each reply's token count and\n"
-      "tokens/s go to stderr. /think and /no_think in a prompt switch the mode for that turn.");
+      "Lines read from stdin are the user's turns of one conversation; /bye, /exit or the end\n"
+      "of input quits, and /help lists the other commands (/think, /no_think, /set, /clear,\n"
+      "/save, /load, /show). A line ending in \\ goes on on the next line; \"\"\" opens and\n"
+      "closes a block of lines. Ctrl-C stops the reply being written. Reasoning is dimmed on a\n"
+      "terminal and set between [thinking] and [/thinking] lines otherwise; on a terminal,\n"
+      "control characters in the model's text are shown escaped (^[ for ESC). Each reply's\n"
+      "token count and tokens/s go to stderr. When the conversation outgrows the context, its\n"
+      "oldest turns are left out (a note says how many).");
   cmd->callback([run, o, adjust] {
     if (adjust) adjust(o->model);
-    *run = [o] { return run_chat(*o); };
+    *run = [o] { return o->url.empty() ? run_local(*o) : run_remote(*o); };
   });
 }
 
