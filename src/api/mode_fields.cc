@@ -158,6 +158,28 @@ void decide_mode(ApiRequest& r, ThinkDefault server_default) {
   std::vector<ModeTurn> turns;
   for (const Json& m : r.messages) {
     const std::string& role = m.at("role").get_ref<const std::string&>();
+    if (role == "assistant") {
+      // Reasoning sent back (as reasoning_content, or inline in a think block) says that the
+      // turn reasoned; auto mode keeps reasoning for a short follow-up to it.
+      const Json* r = find_field(m, "reasoning_content");
+      const Json* content = find_field(m, "content");
+      const auto has_text = [](std::string_view t) {
+        return t.find_first_not_of(" \t\r\n") != std::string_view::npos;
+      };
+      bool reasoned = r != nullptr && r->is_string() && has_text(r->get_ref<const std::string&>());
+      if (content != nullptr && content->is_string()) {
+        const std::string_view text = content->get_ref<const std::string&>();
+        const size_t open = text.find("<think>");
+        if (open != std::string_view::npos) {
+          const size_t from = open + 7;
+          const size_t close = text.find("</think>", from);
+          reasoned |=
+              has_text(text.substr(from, close == std::string_view::npos ? close : close - from));
+        }
+      }
+      turns.push_back({role, "", reasoned});
+      continue;
+    }
     if (role != "user" && role != "system") continue;
     turns.push_back({role, m.at("content").get<std::string>()});
   }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "text/mode/thinking_mode.h"
 
 namespace duet {
 namespace {
@@ -72,7 +75,124 @@ TEST(AutoMode, LabelledSetAccuracy) {
   }
   std::printf("; %.2f us per prompt\n", total_us / all.total);
   RecordProperty("accuracy_overall", std::to_string(all.accuracy()));
-  EXPECT_GE(all.accuracy(), 0.85);
+  // No worse than the English and Chinese rules alone were before the multilingual classifier
+  // (issue 30): 5 misses in all, 3 of them in English. (The classifier gets two English rows
+  // right that the length rule missed, and two Chinese ones wrong that it got right — "why is
+  // the sky blue" and "list vs tuple", which the corpus's writers would have called reasoning.)
+  const auto misses = [&](const char* lang) { return by_lang[lang].total - by_lang[lang].right; };
+  EXPECT_LE(all.total - all.right, 5);
+  EXPECT_LE(misses("en"), 3);
+}
+
+// The multilingual corpus (src/text/mode/auto_corpus): one file per language, written for this
+// purpose; every fourth line of each file is held out of training (tools/auto_mode_trainer.cc).
+// On the held-out lines the whole decision (rules, then the classifier) must be right 92% of the
+// time overall and 85% in every language. Thinking recall (a request that needs reasoning gets
+// it) is reported apart from precision: a wrong "no" costs answer quality, a wrong "yes" time.
+TEST(AutoMode, MultilingualHeldOut) {
+  const std::filesystem::path dir = std::filesystem::path(__FILE__).parent_path() / ".." / ".." /
+                                    "src" / "text" / "mode" / "auto_corpus";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".jsonl") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 20u) << dir;
+  struct Counts {
+    int rows = 0, think = 0, right = 0, total = 0, tp = 0, fp = 0, fn = 0;
+  };
+  std::map<std::string, Counts> by_lang;
+  Counts all;
+  for (const auto& path : files) {
+    std::ifstream in(path);
+    std::string line;
+    const std::string lang = path.stem().string();
+    Counts& c = by_lang[lang];
+    for (size_t i = 0; std::getline(in, line); ++i) {
+      const auto row = nlohmann::json::parse(line);
+      ASSERT_EQ(row.at("lang"), lang) << path << ":" << i + 1;
+      const bool want = row.at("think");
+      ++c.rows;
+      c.think += want;
+      if (i % 4 != 3) continue;  // trained on
+      const std::string text = row.at("text");
+      const AutoDecision d = classify_for_thinking(text);
+      for (Counts* t : {&c, &all}) {
+        ++t->total;
+        t->right += d.think == want;
+        t->tp += d.think && want;
+        t->fp += d.think && !want;
+        t->fn += !d.think && want;
+      }
+      if (d.think != want)
+        std::printf("  miss (%s, want %s): %s  [%s]\n", lang.c_str(), want ? "think" : "no",
+                    text.c_str(), d.reason.c_str());
+    }
+    all.rows += c.rows;
+    EXPECT_GE(c.think, 20) << lang << ": both classes in every language";
+    EXPECT_GE(c.rows - c.think, 20) << lang << ": both classes in every language";
+  }
+  EXPECT_GE(all.rows, 2000);
+  const auto rate = [](int a, int b) { return b ? static_cast<double>(a) / b : 0.0; };
+  std::printf("held out: accuracy %.3f (%d/%d), thinking recall %.3f, thinking precision %.3f\n",
+              rate(all.right, all.total), all.right, all.total, rate(all.tp, all.tp + all.fn),
+              rate(all.tp, all.tp + all.fp));
+  for (const auto& [lang, c] : by_lang) {
+    std::printf("  %s %.3f (%d/%d) recall %.2f precision %.2f\n", lang.c_str(),
+                rate(c.right, c.total), c.right, c.total, rate(c.tp, c.tp + c.fn),
+                rate(c.tp, c.tp + c.fp));
+    EXPECT_GE(rate(c.right, c.total), 0.85) << lang;
+  }
+  RecordProperty("heldout_accuracy", std::to_string(rate(all.right, all.total)));
+  RecordProperty("heldout_thinking_recall", std::to_string(rate(all.tp, all.tp + all.fn)));
+  RecordProperty("heldout_thinking_precision", std::to_string(rate(all.tp, all.tp + all.fp)));
+  EXPECT_GE(rate(all.right, all.total), 0.92);
+}
+
+// In a conversation: a short follow-up to a reasoning turn keeps reasoning (in any language),
+// a thank-you does not; whether the turn reasoned comes from its reasoning sent back, else from
+// the question it answered.
+ThinkingDecision decide_auto(std::vector<ModeTurn> turns) {
+  return decide_thinking(ModeFields{}, turns, /*has_tools=*/false, ThinkDefault::kAuto);
+}
+
+TEST(AutoMode, FollowUpsKeepReasoning) {
+  const std::string proof = "Prove that there are infinitely many primes.";
+  for (const char* follow :
+       {"why?", "и дальше?", "続けて", "pourquoi ?", "¿y después?", "继续", "and the next step?"}) {
+    const ThinkingDecision d = decide_auto({{"user", proof}, {"assistant", ""}, {"user", follow}});
+    EXPECT_TRUE(d.enabled) << follow << " [" << d.reason << "]";
+  }
+  // The assistant turn came back with reasoning: that alone says it reasoned.
+  const ThinkingDecision sent_back =
+      decide_auto({{"user", "hmm"}, {"assistant", "", true}, {"user", "warum?"}});
+  EXPECT_TRUE(sent_back.enabled) << sent_back.reason;
+  EXPECT_NE(sent_back.reason.find("follow-up"), std::string::npos) << sent_back.reason;
+  for (const char* closing : {"thanks!", "спасибо", "ありがとう", "merci beaucoup", "ok"}) {
+    const ThinkingDecision d = decide_auto({{"user", proof}, {"assistant", ""}, {"user", closing}});
+    EXPECT_FALSE(d.enabled) << closing << " [" << d.reason << "]";
+  }
+  // After a turn that did not reason, a short message is judged on its own.
+  const ThinkingDecision chat =
+      decide_auto({{"user", "hi there"}, {"assistant", "hello!"}, {"user", "how are you?"}});
+  EXPECT_FALSE(chat.enabled) << chat.reason;
+}
+
+TEST(AutoMode, SystemPromptSetsTheMode) {
+  const ThinkingDecision brief =
+      decide_auto({{"system", "You are a support bot. Answer briefly and directly."},
+                   {"user", "Prove that there are infinitely many primes."}});
+  EXPECT_FALSE(brief.enabled);
+  EXPECT_NE(brief.reason.find("system prompt"), std::string::npos) << brief.reason;
+  const ThinkingDecision careful =
+      decide_auto({{"system", "Réfléchis étape par étape avant de répondre."}, {"user", "salut"}});
+  EXPECT_TRUE(careful.enabled) << careful.reason;
+  const ThinkingDecision zh =
+      decide_auto({{"system", "请直接回答，不要思考。"}, {"user", "证明勾股定理"}});
+  EXPECT_FALSE(zh.enabled) << zh.reason;
+  // A neutral system prompt leaves the decision to the message.
+  const ThinkingDecision neutral = decide_auto(
+      {{"system", "You are a helpful assistant."}, {"user", "Prove that √2 is irrational."}});
+  EXPECT_TRUE(neutral.enabled) << neutral.reason;
 }
 
 // One rule family at a time, each in English and Chinese. The expected reason names the rule,
@@ -198,22 +318,27 @@ TEST(AutoMode, ShortFactual) {
   });
 }
 
-TEST(AutoMode, DefaultsByLengthAndTools) {
-  expect_cases({{"Tell me about koalas", false, "default: short request"}});
-  std::string long_text;
-  for (int i = 0; i < 45; ++i) long_text += "word ";
-  EXPECT_EQ(classify_for_thinking(long_text).reason, "default: long request");
-  EXPECT_TRUE(classify_for_thinking(long_text).think);
-  std::string medium;
-  for (int i = 0; i < 25; ++i) medium += "word ";
-  EXPECT_FALSE(classify_for_thinking(medium).think);
+// What no rule decides goes to the classifier, whose probability is in the reason; with tools
+// offered, a request of 20 words or more thinks (tool use needs planning).
+TEST(AutoMode, ClassifierDecidesTheRestAndToolsLowerTheBar) {
+  const AutoDecision koalas = classify_for_thinking("Tell me about koalas");
+  EXPECT_FALSE(koalas.think);
+  EXPECT_TRUE(koalas.reason.starts_with("classifier: ")) << koalas.reason;
+  const std::string medium =
+      "I need the weather for the three cities on my trip next week and whether I should pack "
+      "an umbrella for any of them";
   const AutoDecision with_tools = classify_for_thinking(medium, AutoContext{.has_tools = true});
   EXPECT_TRUE(with_tools.think);
-  EXPECT_EQ(with_tools.reason, "default: long request with tools");
-  std::string zh_long;
-  for (int i = 0; i < 61; ++i) zh_long += "字";
-  EXPECT_TRUE(classify_for_thinking(zh_long).think);
-  EXPECT_FALSE(classify_for_thinking(zh_long.substr(0, 3 * 59)).think);
+  EXPECT_EQ(with_tools.reason, "long request with tools");
+  EXPECT_TRUE(classify_for_thinking(medium).reason.starts_with("classifier: "));
+  // Another language, no rule: the classifier, both ways.
+  const AutoDecision fr_think = classify_for_thinking(
+      "Combien de façons y a-t-il de ranger 5 livres sur une étagère si deux d'entre eux doivent "
+      "rester côte à côte ?");
+  EXPECT_TRUE(fr_think.think) << fr_think.reason;
+  const AutoDecision ru_chat = classify_for_thinking("Привет! Как дела?");
+  EXPECT_FALSE(ru_chat.think) << ru_chat.reason;
+  EXPECT_TRUE(ru_chat.reason.starts_with("classifier: ")) << ru_chat.reason;
 }
 
 TEST(AutoMode, LongInputIsBoundedAndDeterministic) {
@@ -235,10 +360,11 @@ TEST(AutoMode, LongInputIsBoundedAndDeterministic) {
   EXPECT_EQ(b.reason, a.reason);
   EXPECT_TRUE(classify_for_thinking(code + " Please summarize the above.").think)
       << "the same code at an end is read";
-  // Cutting inside a multi-byte character must not break anything.
+  // Cutting inside a multi-byte character must not break anything, and the request at the end
+  // is still read.
   std::string zh;
-  for (int i = 0; i < 5000; ++i) zh += "证";
-  EXPECT_TRUE(classify_for_thinking(zh).think);
+  for (int i = 0; i < 5000; ++i) zh += "字";
+  EXPECT_EQ(classify_for_thinking(zh + "证明勾股定理").reason, "math: '证明'");
 }
 
 }  // namespace

@@ -7,40 +7,44 @@
 #include "text/mode/auto_mode.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <optional>
 #include <span>
 #include <string>
+
+#include "text/mode/auto_features.h"
+#include "text/mode/auto_mode_weights.inc"  // generated at build time (tools/auto_mode_trainer.cc)
 
 namespace duet {
 namespace {
 
 using Keywords = std::span<const std::string_view>;
 
-constexpr size_t kHeadBytes = 4096;
-constexpr size_t kTailBytes = 2048;
-
 bool is_alnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
-
 // Moves `pos` back to the start of the UTF-8 sequence it is in.
 size_t utf8_floor(std::string_view s, size_t pos) {
   while (pos > 0 && pos < s.size() && (static_cast<uint8_t>(s[pos]) & 0xC0) == 0x80) --pos;
   return pos;
 }
 
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+
 // What the rules look at, computed once.
 struct Features {
-  std::string original;  // the (bounded) text as written
-  std::string lower;     // ASCII lowercased, whitespace runs folded to one space, trimmed
-  int words = 0;         // runs of ASCII letters and digits
-  int cjk = 0;           // CJK ideographs
-  int questions = 0;     // '?' and '？'
+  std::string original;   // the (bounded) text as written
+  std::string lower;      // ASCII lowercased, whitespace runs folded to one space, trimmed
+  int words = 0;          // runs of ASCII letters and digits
+  int cjk = 0;            // CJK ideographs
+  int questions = 0;      // '?' and '？'
+  int kana_hangul = 0;    // Japanese kana and Korean Hangul: CJK text the Chinese rules misread
+  int other_letters = 0;  // letters outside ASCII and CJK (accented Latin, Cyrillic, Arabic...)
   // Length in "words": an ideograph counts 2/3 (a Chinese sentence of 60 characters says
   // about as much as 40 English words).
   double units() const { return words + cjk * 2.0 / 3.0; }
@@ -48,14 +52,10 @@ struct Features {
 
 Features extract(std::string_view text) {
   Features f;
-  if (text.size() > kHeadBytes + kTailBytes) {
-    const size_t head = utf8_floor(text, kHeadBytes);
-    const size_t tail = utf8_floor(text, text.size() - kTailBytes);
-    f.original.assign(text.substr(0, head));
+  f.original.assign(bounded_head(text));
+  if (const std::string_view tail = bounded_tail(text); !tail.empty()) {
     f.original += '\n';
-    f.original.append(text.substr(tail));
-  } else {
-    f.original.assign(text);
+    f.original.append(tail);
   }
   const std::string& s = f.original;
   f.lower.reserve(s.size());
@@ -77,7 +77,11 @@ Features extract(std::string_view text) {
       const uint32_t cp = ((b & 0x0Fu) << 12) | ((static_cast<uint8_t>(s[i + 1]) & 0x3Fu) << 6) |
                           (static_cast<uint8_t>(s[i + 2]) & 0x3Fu);
       if ((cp >= 0x3400 && cp <= 0x9FFF) || (cp >= 0xF900 && cp <= 0xFAFF)) ++f.cjk;
-      if (cp == 0xFF1F) ++f.questions;  // full-width question mark
+      if ((cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0xAC00 && cp <= 0xD7AF)) ++f.kana_hangul;
+      if (cp == 0xFF1F) ++f.questions;                     // full-width question mark
+      if (cp >= 0x0900 && cp < 0x2000) ++f.other_letters;  // Indic, Thai, ... (not symbols)
+    } else if (b >= 0xC3 && b <= 0xDF) {  // two-byte letters: accented Latin to Arabic
+      ++f.other_letters;
     }
   }
   if (!f.lower.empty() && f.lower.back() == ' ') f.lower.pop_back();
@@ -281,7 +285,13 @@ bool has_code_line(const std::string& original) {
         return true;
     }
     if (line.starts_with("from ") && line.find(" import ") != std::string_view::npos) return true;
-    if (line.size() > 1 && (line.back() == ';' || line == "}" || line == "};")) return true;
+    // A statement ends in ';' — but Greek ends a question with one: a line in another script
+    // counts only with code's punctuation in it.
+    const bool ascii = std::all_of(line.begin(), line.end(),
+                                   [](char c) { return static_cast<uint8_t>(c) < 0x80; });
+    const bool statement =
+        line.back() == ';' && (ascii || line.find_first_of("=()[]") != std::string_view::npos);
+    if (line.size() > 1 && (statement || line == "}" || line == "};")) return true;
   }
   return false;
 }
@@ -506,21 +516,152 @@ std::optional<std::string> detect_no_think(const Features& f) {
   return std::nullopt;
 }
 
+// ---------------------------------------------------------------- beyond English and Chinese
+
+// The keyword rules are written in English and Chinese. Text in another language (or script)
+// goes to the classifier, after the rules that read structure rather than words.
+// Common English words, and common words of the other Latin-script languages that English does
+// not share ("a", "in", "is", "die", "was", "per", "come" are left out of both). ASCII text is
+// read as English unless the second list says otherwise.
+constexpr std::string_view kEnglishWords[] = {
+    "the",   "are",    "were", "what",   "whats",  "how",  "why",  "who",   "when",
+    "where", "which",  "im",   "you",    "your",   "my",   "we",   "it",    "its",
+    "this",  "that",   "of",   "for",    "with",   "and",  "but",  "can",   "could",
+    "would", "should", "does", "did",    "please", "give", "tell", "write", "make",
+    "hi",    "hello",  "hey",  "thanks", "thank",  "ok",   "okay", "yes",   "if",
+    "from",  "about",  "have", "has",    "there",  "been", "into", "me"};
+constexpr std::string_view kOtherLatinWords[] = {
+    // French, Spanish, Portuguese, Italian
+    "le", "la", "les", "des", "du", "et", "est", "je", "tu", "pas", "que", "qui", "pour", "avec",
+    "une", "un", "dans", "sur", "mon", "moi", "comment", "pourquoi", "quel", "quelle", "peux", "el",
+    "los", "las", "es", "por", "para", "con", "una", "como", "mi", "cual", "dame", "puedes", "os",
+    "uma", "um", "nao", "voce", "qual", "meu", "minha", "pra", "il", "gli", "della", "di", "che",
+    "sono", "perche", "quanto", "quanti",
+    // German, Dutch, Swedish
+    "der", "das", "und", "ist", "ich", "nicht", "wie", "warum", "mit", "ein", "eine", "mir",
+    "bitte", "kann", "de", "het", "een", "van", "en", "ik", "niet", "wat", "waarom", "voor", "zijn",
+    "je", "och", "att", "det", "som", "med", "inte", "jag", "hur", "vad",
+    // Polish, Turkish, Indonesian
+    "na", "nie", "jak", "jest", "czy", "dla", "ve", "bir", "bu", "icin", "ile", "ne", "nasil",
+    "kac", "neden", "yang", "dan", "ini", "itu", "untuk", "dengan", "tidak", "apa", "saya", "bisa",
+    "ke", "dari", "ada", "berapa", "bagaimana", "tolong"};
+
+bool rules_read_language(const Features& f) {
+  if (f.kana_hangul > 0) return false;  // Japanese or Korean, even with kanji / hanja in it
+  if (f.cjk > 0) return true;           // Chinese, or Chinese with English in it
+  if (f.other_letters * 10 > f.words * 3) return false;  // another script, or many accents
+  // The language shows in the first few sentences; a long paste need not be read for it.
+  const std::string head =
+      f.lower.substr(0, utf8_floor(f.lower, std::min<size_t>(f.lower.size(), 400)));
+  const int english = count_of(head, kEnglishWords);
+  const int other = count_of(head, kOtherLatinWords);
+  return other == 0 || english > other;
+}
+
+// The classifier's score: above 0, thinking (the weights were trained for 0 as the boundary).
+double classifier_score(std::string_view text) {
+  double z = 0;
+  for (const AutoFeature& x : extract_auto_features(text)) z += kAutoModeWeights[x.index] * x.value;
+  return z;
+}
+
+std::string score_reason(double z) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "classifier: %.2f", 1.0 / (1.0 + std::exp(-z)));
+  return buf;
+}
+
+// Words that close a turn rather than continue it: after a reasoning turn, "thanks!" needs no
+// more reasoning, "why?" does.
+constexpr std::string_view kClosings[] = {
+    "thanks",  "thank you", "thx",          "ty",        "ok",         "okay",   "great",
+    "cool",    "perfect",   "got it",       "bye",       "谢谢",       "多谢",   "好的",
+    "明白了",  "再见",      "merci",        "gracias",   "obrigad*",   "grazie", "danke",
+    "bedankt", "dank je",   "спасибо",      "дякую",     "dziękuję",   "dzieki", "teşekkür*",
+    "sağol",   "cảm ơn",    "terima kasih", "makasih",   "ありがとう", "了解",   "감사합니다",
+    "고마워",  "ขอบคุณ",     "धन्यवाद",       "शुक्रिया",    "ধন্যবাদ",     "شكرا",   "תודה",
+    "ممنون",   "مرسی",      "سپاس",         "ευχαριστώ", "tack"};
+
+// A system prompt that tells how to answer: "think step by step" or "answer directly".
+constexpr std::string_view kSystemThink[] = {"step by step",
+                                             "think carefully",
+                                             "reason carefully",
+                                             "think through",
+                                             "show your reasoning",
+                                             "一步一步",
+                                             "逐步",
+                                             "仔细思考",
+                                             "认真思考",
+                                             "pas à pas",
+                                             "étape par étape",
+                                             "paso a paso",
+                                             "passo a passo",
+                                             "schritt für schritt",
+                                             "шаг за шагом",
+                                             "段階的に",
+                                             "ステップバイステップ",
+                                             "단계별로"};
+constexpr std::string_view kSystemNoThink[] = {"answer directly",
+                                               "answer briefly",
+                                               "be brief",
+                                               "be concise",
+                                               "without explanation",
+                                               "no reasoning",
+                                               "do not think",
+                                               "don't think",
+                                               "without thinking",
+                                               "直接回答",
+                                               "简短回答",
+                                               "简洁回答",
+                                               "不要思考",
+                                               "不要推理",
+                                               "réponds directement",
+                                               "responde directamente",
+                                               "antworte direkt",
+                                               "отвечай кратко",
+                                               "отвечай сразу",
+                                               "簡潔に答え",
+                                               "すぐに答え"};
+
+std::optional<AutoDecision> system_cue(std::string_view system) {
+  if (system.empty()) return std::nullopt;
+  const Features f = extract(system);
+  if (Match m = first_of(f.lower, kSystemNoThink))
+    return AutoDecision{false, "system prompt: " + quoted(m.keyword)};
+  if (Match m = first_of(f.lower, kSystemThink))
+    return AutoDecision{true, "system prompt: " + quoted(m.keyword)};
+  return std::nullopt;
+}
+
+// A short follow-up: a few words, or a short clause in a script without spaces.
+bool is_follow_up(const Features& f) {
+  return f.units() < 8 && f.original.size() < 60 && !first_of(f.lower, kClosings);
+}
+
 }  // namespace
 
 AutoDecision classify_for_thinking(std::string_view latest_user_text, const AutoContext& context) {
+  if (auto cue = system_cue(context.system_text)) return std::move(*cue);
   const Features f = extract(latest_user_text);
+  // Structure reads the same in every language: code, and math written as math.
   if (auto r = detect_code_structure(f)) return {true, std::move(*r)};
-  if (auto r = detect_transformation(f)) return {false, std::move(*r)};
-  if (auto r = detect_math(f)) return {true, std::move(*r)};
-  if (auto r = detect_programming(f)) return {true, std::move(*r)};
-  if (auto r = detect_logic(f)) return {true, std::move(*r)};
-  if (auto r = detect_multi_step(f)) return {true, std::move(*r)};
-  if (auto r = detect_no_think(f)) return {false, std::move(*r)};
-  const double bar = context.has_tools ? 20 : 40;
-  if (is_long(f, bar))
-    return {true, context.has_tools ? "default: long request with tools" : "default: long request"};
-  return {false, "default: short request"};
+  const bool keyword_rules = rules_read_language(f);
+  if (keyword_rules) {
+    if (auto r = detect_transformation(f)) return {false, std::move(*r)};
+    if (auto r = detect_math(f)) return {true, std::move(*r)};
+    if (auto r = detect_programming(f)) return {true, std::move(*r)};
+    if (auto r = detect_logic(f)) return {true, std::move(*r)};
+    if (auto r = detect_multi_step(f)) return {true, std::move(*r)};
+  } else if (auto r = detect_expression(f.lower)) {
+    return {true, std::move(*r)};
+  }
+  if (context.follows_reasoning && is_follow_up(f)) return {true, "follow-up to a reasoning turn"};
+  if (keyword_rules)
+    if (auto r = detect_no_think(f)) return {false, std::move(*r)};
+  // Tool use needs planning: a longer request with tools offered thinks.
+  if (context.has_tools && is_long(f, 20)) return {true, "long request with tools"};
+  const double z = classifier_score(latest_user_text);
+  return {z > 0, score_reason(z)};
 }
 
 }  // namespace duet

@@ -1,21 +1,27 @@
 // The "auto" mode's classifier: should this request be answered with thinking?
 //
-// Deterministic rules over surface features of the latest user message, in English and Chinese
-// (and text mixing both); no model, a few microseconds. Rules are tried in this order, and the
-// first that fires decides:
+// Rules over surface features, then a small trained classifier for what no rule decides; no
+// model weights of the LLM, tens of microseconds. Tried in this order, the first that fires
+// decides:
+//   0. a system prompt that sets a way of answering ("think step by step", "answer directly",
+//      "一步一步", "直接回答", ... in several languages) → as it says
 //   1. code in the text (a ``` block, code lines, f(x)-style calls, error names) → think
+//   In English and Chinese (and text mixing both), keyword rules:
 //   2. transformation of given text: translation, rewriting, polishing, summarising → no think
 //   3. math: arithmetic, equations, LaTeX and math symbols, math vocabulary, word problems → think
 //   4. programming requests (vocabulary such as function/debug/报错/算法, language names) → think
 //   5. logic puzzles (liars, syllogisms, riddles) → think
 //   6. multi-step reasoning (step by step, analyse, compare, plan, design; or two weaker cues
 //      such as why / explain / how would / difference; several questions at once) → think
-//   7. in a short message (under 15 words, or about 22 Chinese characters): chit-chat
-//      (greetings, thanks, small talk), creative requests (a poem, a joke, a name), factual
-//      look-ups ("what is the capital of", "是谁") → no think
-//   8. otherwise by length: long requests (≥ 40 words, or ≥ 60 Chinese characters) think;
-//      with tools offered the bar is lower (20 words / 30 characters), since tool use needs
-//      planning. Short unknown requests answer at once.
+//   In every other language: math written as math (an equation, arithmetic) → think.
+//   7. a short follow-up ("why?", "и дальше?", "続けて") to a turn that reasoned → think, unless
+//      it closes the exchange ("thanks", "merci", "спасибо", ...)
+//   8. in English and Chinese, a short message of chit-chat, a creative request or a factual
+//      look-up ("what is the capital of", "是谁") → no think
+//   9. with tools offered, a request of 20 words or more → think (tool use needs planning)
+//  10. the multilingual classifier (auto_features.h: character n-grams, hashed; logistic
+//      regression trained at build time on src/text/mode/auto_corpus, 24 languages) → its
+//      probability, which the reason reports ("classifier: 0.83")
 // Code comes before transformation so that "refactor this function" or "translate this Python to
 // Rust" think, and transformation comes before math and reasoning so that "summarise this text
 // about why Rome fell" does not.
@@ -27,7 +33,9 @@
 namespace duet {
 
 struct AutoContext {
-  bool has_tools = false;  // the request offers tools
+  bool has_tools = false;          // the request offers tools
+  bool follows_reasoning = false;  // the turn before this one was answered with reasoning
+  std::string_view system_text;    // the system prompt, if any
 };
 
 struct AutoDecision {

@@ -33,6 +33,33 @@ std::string soft_switch_reason(const SoftSwitch& s) {
   return std::string("soft switch ") + (s.on ? "/think" : "/no_think") + " in " + s.where;
 }
 
+// What the classifier knows of the conversation around the latest user turn: the system
+// prompt, and whether the turn before it reasoned — said by the assistant turn when it came back
+// with its reasoning, else judged from the user turn it answered (most clients drop reasoning
+// from the history they send).
+AutoContext auto_context(const std::vector<ModeTurn>& turns, int latest_user, bool has_tools) {
+  AutoContext c{.has_tools = has_tools};
+  for (const ModeTurn& t : turns)
+    if (t.role == "system") {
+      c.system_text = t.text;
+      break;
+    }
+  int assistant = -1, previous_user = -1;
+  for (int i = latest_user - 1; i >= 0; --i) {
+    if (turns[i].role == "assistant" && assistant < 0) assistant = i;
+    if (turns[i].role == "user" && assistant >= 0) {
+      previous_user = i;
+      break;
+    }
+  }
+  if (assistant >= 0 && turns[assistant].reasoned)
+    c.follows_reasoning = true;
+  else if (previous_user >= 0)
+    c.follows_reasoning =
+        classify_for_thinking(turns[previous_user].text, AutoContext{.has_tools = has_tools}).think;
+  return c;
+}
+
 bool is_word_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
@@ -125,7 +152,8 @@ ThinkingDecision decide_thinking(const ModeFields& request, const std::vector<Mo
     if (soft_switch) return decide_soft(*soft_switch, suffix);
     const std::string_view latest =
         latest_user >= 0 ? std::string_view(turns[latest_user].text) : std::string_view();
-    const AutoDecision a = classify_for_thinking(latest, AutoContext{.has_tools = has_tools});
+    const AutoDecision a =
+        classify_for_thinking(latest, auto_context(turns, latest_user, has_tools));
     if (a.think)
       decide_on(ThinkingSource::kAuto, "auto: " + a.reason + suffix, {});
     else

@@ -67,10 +67,13 @@ struct ModeField {
   std::optional<int> level_budget;  // from a named level ("low", "high", ...)
 };
 
-// A system or user turn, as the soft switches and the classifier read it.
+// A turn, as the soft switches and the classifier read it: system and user turns by their
+// text; an assistant turn by whether it reasoned (a follow-up to a reasoning turn keeps
+// reasoning). Other roles are never read.
 struct ModeTurn {
-  std::string role;  // "system" or "user" (other roles are never read)
+  std::string role;  // "system", "user" or "assistant"
   std::string text;
+  bool reasoned = false;  // an assistant turn that came back with its reasoning
 };
 
 // Everything a request says about its mode, read by the API adapter.
