@@ -217,7 +217,7 @@ void add_run_command(CLI::App& app, Action* run, std::function<void(HostOptions&
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run", "chat with a model in the terminal: one PROMPT, or a conversation read from stdin");
-  cmd->add_option("words", o->words,
+  cmd->add_option("prompt", o->words,
                   "PROMPT: answer it once and exit (default: a conversation on stdin); with "
                   "--url: [MODEL] [PROMPT] (one word is the model if the server has it)")
       ->expected(0, 2);
