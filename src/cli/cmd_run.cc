@@ -19,6 +19,7 @@
 #include "cli/run/local_chat.h"
 #include "cli/run/remote_chat.h"
 #include "cli/run/reply_printer.h"
+#include "cli/run/terminal_text.h"
 #include "host/model_host.h"
 
 namespace duet::cli {
@@ -64,6 +65,12 @@ const char* end_name(ReplyOutcome::End end) {
   return "error";
 }
 
+// An error for the user. With --url it may carry a server's text (an error body, a model id):
+// on a terminal it is escaped like model text.
+int say_error(const std::string& message) {
+  return fail(::isatty(STDERR_FILENO) == 1 ? escape_for_terminal(message) : message);
+}
+
 // Answers the conversation's last user turn. When the conversation no longer fits the
 // context, its oldest turns go (the system message stays) and a note says how many. Returns
 // false when the request is refused; the user turn is then taken back.
@@ -73,8 +80,8 @@ bool answer(ChatBackend& backend, Conversation& conversation, const ChatSettings
   bool keep_all = false;
   ReplyOutcome out;
   ReplyPrinter printer(stdout, tty);
+  g_interrupted.store(false);  // once: a Ctrl-C between two attempts still counts
   for (;;) {
-    g_interrupted.store(false);
     g_replying.store(true);
     out = backend.reply(conversation.request_body(settings), printer, g_interrupted, keep_all);
     g_replying.store(false);
@@ -87,16 +94,17 @@ bool answer(ChatBackend& backend, Conversation& conversation, const ChatSettings
       break;
     }
   }
+  const bool failed =
+      out.end == ReplyOutcome::End::kTooLong || out.end == ReplyOutcome::End::kError;
+  if (!failed || out.tokens > 0) printer.end();  // the reply's line ends before any note
   if (dropped > 0)
     print_note("[left out the " + std::to_string(dropped) + " oldest turn" +
                (dropped == 1 ? "" : "s") + " to fit the context]");
-  if (out.end == ReplyOutcome::End::kTooLong || out.end == ReplyOutcome::End::kError) {
-    if (out.tokens > 0) printer.end();
+  if (failed) {
     conversation.drop_last();
-    fail(out.error);
+    say_error(out.error);
     return false;
   }
-  printer.end();
   char stats[200];
   std::snprintf(stats, sizeof stats,
                 "[%lld tokens, %.1f tokens/s, first token %.0f ms, %s mode, %s]",
@@ -123,14 +131,17 @@ int converse(ChatBackend& backend, RunOptions& o, const std::string& prompt) {
     using Kind = CommandResult::Kind;
     if (command.kind == Kind::kQuit) break;
     if (command.kind == Kind::kError) {
-      fail(command.message);
+      say_error(command.message);
       continue;
     }
     if (command.kind == Kind::kDone) {
-      if (command.message.find('\n') != std::string::npos)
-        std::fputs(command.message.c_str(), stdout), std::fflush(stdout);  // /help, /show
-      else if (!command.message.empty())
+      if (command.message.find('\n') != std::string::npos) {  // /help, /show (a model's id)
+        const std::string text = tty ? escape_for_terminal(command.message) : command.message;
+        std::fputs(text.c_str(), stdout);
+        std::fflush(stdout);
+      } else if (!command.message.empty()) {
         print_note(command.message);
+      }
       continue;
     }
     if (text->find_first_not_of(" \t\r\n") == std::string::npos) continue;
@@ -142,7 +153,7 @@ int converse(ChatBackend& backend, RunOptions& o, const std::string& prompt) {
 
 int run_remote(RunOptions& o) {
   auto chat = RemoteChat::connect(o.url, o.api_key);
-  if (!chat) return fail(chat.message());
+  if (!chat) return say_error(chat.message());
   const std::vector<std::string>& models = (*chat)->models();
   const auto served = [&](const std::string& name) {
     return std::find(models.begin(), models.end(), name) != models.end();
@@ -165,7 +176,8 @@ int run_remote(RunOptions& o) {
   } else if (!served(o.chat.model)) {
     std::string list;
     for (const std::string& id : models) list += (list.empty() ? "" : ", ") + id;
-    return fail("the server at " + o.url + " has no model '" + o.chat.model + "'; it has " + list);
+    return say_error("the server at " + o.url + " has no model '" + o.chat.model + "'; it has " +
+                     list);
   }
   return converse(**chat, o, prompt);
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "text/mode/auto_features.h"
 #include "text/mode/thinking_mode.h"
 
 namespace duet {
@@ -167,7 +168,15 @@ TEST(AutoMode, FollowUpsKeepReasoning) {
       decide_auto({{"user", "hmm"}, {"assistant", "", true}, {"user", "warum?"}});
   EXPECT_TRUE(sent_back.enabled) << sent_back.reason;
   EXPECT_NE(sent_back.reason.find("follow-up"), std::string::npos) << sent_back.reason;
-  for (const char* closing : {"thanks!", "спасибо", "ありがとう", "merci beaucoup", "ok"}) {
+  // A chain of follow-ups keeps reasoning (each earlier turn is judged in its own context).
+  const ThinkingDecision chain = decide_auto({{"user", proof},
+                                              {"assistant", ""},
+                                              {"user", "why?"},
+                                              {"assistant", ""},
+                                              {"user", "и дальше?"}});
+  EXPECT_TRUE(chain.enabled) << chain.reason;
+  for (const char* closing :
+       {"thanks!", "спасибо", "Спасибо!", "ありがとう", "Merci beaucoup", "ΕΥΧΑΡΙΣΤΩ", "ok"}) {
     const ThinkingDecision d = decide_auto({{"user", proof}, {"assistant", ""}, {"user", closing}});
     EXPECT_FALSE(d.enabled) << closing << " [" << d.reason << "]";
   }
@@ -179,13 +188,20 @@ TEST(AutoMode, FollowUpsKeepReasoning) {
 
 TEST(AutoMode, SystemPromptSetsTheMode) {
   const ThinkingDecision brief =
-      decide_auto({{"system", "You are a support bot. Answer briefly and directly."},
+      decide_auto({{"system", "You are a support bot. Answer directly, without explanation."},
                    {"user", "Prove that there are infinitely many primes."}});
   EXPECT_FALSE(brief.enabled);
   EXPECT_NE(brief.reason.find("system prompt"), std::string::npos) << brief.reason;
   const ThinkingDecision careful =
       decide_auto({{"system", "Réfléchis étape par étape avant de répondre."}, {"user", "salut"}});
   EXPECT_TRUE(careful.enabled) << careful.reason;
+  const ThinkingDecision ru = decide_auto(
+      {{"system", "Не рассуждай, отвечай сразу."}, {"user", "Докажи, что √2 иррационально."}});
+  EXPECT_FALSE(ru.enabled) << ru.reason;
+  // "Be concise" is about the answer's length, not about thinking: the message decides.
+  const ThinkingDecision concise = decide_auto(
+      {{"system", "Be concise."}, {"user", "Prove that there are infinitely many primes."}});
+  EXPECT_TRUE(concise.enabled) << concise.reason;
   const ThinkingDecision zh =
       decide_auto({{"system", "请直接回答，不要思考。"}, {"user", "证明勾股定理"}});
   EXPECT_FALSE(zh.enabled) << zh.reason;
@@ -365,6 +381,39 @@ TEST(AutoMode, LongInputIsBoundedAndDeterministic) {
   std::string zh;
   for (int i = 0; i < 5000; ++i) zh += "字";
   EXPECT_EQ(classify_for_thinking(zh + "证明勾股定理").reason, "math: '证明'");
+}
+
+}  // namespace
+}  // namespace duet
+
+namespace duet {
+namespace {
+
+// A quoted passage of 24 characters or more is one marker to the classifier (what it says does not
+// matter, that it is there does); short quotes and the text between quotes are read as written.
+TEST(AutoFeatures, LongQuotesAreMaskedShortOnesAreRead) {
+  const auto same = [](std::string_view a, std::string_view b) {
+    auto fa = extract_auto_features(a), fb = extract_auto_features(b);
+    const auto key = [](const AutoFeature& x, const AutoFeature& y) { return x.index < y.index; };
+    std::sort(fa.begin(), fa.end(), key);
+    std::sort(fb.begin(), fb.end(), key);
+    return fa.size() == fb.size() && std::equal(fa.begin(), fa.end(), fb.begin(),
+                                                [](const AutoFeature& x, const AutoFeature& y) {
+                                                  return x.index == y.index;
+                                                });
+  };
+  EXPECT_TRUE(same("Summarise: «the council met on Monday and agreed the budget»",
+                   "Summarise: «a long quoted text about something else entirely»"));
+  EXPECT_FALSE(same("Translate \"hello\" into French and tell me how to pronounce \"bonjour\"",
+                    "Translate \"hello\" and write me a program that sorts it, then \"bonjour\""));
+  EXPECT_FALSE(same("Translate \"hello\" into French", "Translate \"bye\" into French"));
+  // Unclosed quotes are text; many of them cost one scan, not one each.
+  std::string many(6000, '"');
+  many[0] = 'x';
+  std::string guillemets;
+  for (int i = 0; i < 2000; ++i) guillemets += "«";
+  EXPECT_FALSE(extract_auto_features(guillemets + "abc").empty());
+  EXPECT_FALSE(extract_auto_features(many).empty());
 }
 
 }  // namespace

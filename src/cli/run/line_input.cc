@@ -3,6 +3,7 @@
 // libedit's readline interface (BSD-licensed, from Debian's libedit-dev).
 #include <editline/readline.h>
 
+#include <clocale>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -82,6 +83,9 @@ std::string default_history_path() {
 LineInput::LineInput(bool terminal, std::string history_path)
     : terminal_(terminal), history_path_(std::move(history_path)) {
   if (!terminal_) return;
+  // libedit reads multi-byte characters by the locale's encoding; in the "C" locale typed
+  // Chinese, Cyrillic or "é" would arrive byte by byte. Only LC_CTYPE: numbers stay as they are.
+  std::setlocale(LC_CTYPE, "");
   using_history();
   stifle_history(kHistoryEntries);
   if (!history_path_.empty()) read_history(history_path_.c_str());  // absent the first time

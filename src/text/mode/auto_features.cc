@@ -12,8 +12,12 @@ namespace {
 constexpr size_t kHeadBytes = 4096;
 constexpr size_t kTailBytes = 2048;
 
+// Moves `pos` back to the start of the UTF-8 sequence it is in: at most 3 bytes, so that a long
+// run of stray continuation bytes cannot make the bounded ends the whole text.
 size_t utf8_floor(std::string_view s, size_t pos) {
-  while (pos > 0 && pos < s.size() && (static_cast<uint8_t>(s[pos]) & 0xC0) == 0x80) --pos;
+  for (int k = 0;
+       k < 3 && pos > 0 && pos < s.size() && (static_cast<uint8_t>(s[pos]) & 0xC0) == 0x80; ++k)
+    --pos;
   return pos;
 }
 
@@ -75,22 +79,32 @@ int mask_quotes(std::vector<int32_t>& cps) {
   std::vector<int32_t> out;
   out.reserve(cps.size());
   int masked = 0;
+  // A quote with no closing after it: any later one of its kind has none either (so a text
+  // full of unmatched quotes costs one scan per kind, not one per quote).
+  std::vector<int32_t> unclosed;
   for (size_t i = 0; i < cps.size(); ++i) {
     const int32_t close = closing_of(cps[i]);
-    size_t end = i + 1;
-    if (close != 0) {
-      while (end < cps.size() && cps[end] != close && !(close == 0x201C && cps[end] == 0x201D))
-        ++end;
+    if (close == 0 || std::find(unclosed.begin(), unclosed.end(), close) != unclosed.end()) {
+      out.push_back(cps[i]);
+      continue;
     }
-    if (close != 0 && end < cps.size() && end - i - 1 >= kMinPassage) {
+    size_t end = i + 1;
+    while (end < cps.size() && cps[end] != close && !(close == 0x201C && cps[end] == 0x201D)) ++end;
+    if (end == cps.size()) {
+      unclosed.push_back(close);
+      out.push_back(cps[i]);
+      continue;
+    }
+    if (end - i - 1 >= kMinPassage) {
       out.push_back(' ');
       out.push_back(kQuoteMarker);
       out.push_back(' ');
       masked += static_cast<int>(end - i - 1);
-      i = end;
-      continue;
+    } else {  // a short quote is read as it is, closing quote included
+      out.insert(out.end(), cps.begin() + static_cast<std::ptrdiff_t>(i),
+                 cps.begin() + static_cast<std::ptrdiff_t>(end) + 1);
     }
-    out.push_back(cps[i]);
+    i = end;
   }
   cps = std::move(out);
   return masked;

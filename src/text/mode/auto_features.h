@@ -4,7 +4,7 @@
 // extract_auto_features, so what was learnt is what is read.
 //
 //   text    the first 4 KiB and last 2 KiB of the message (as the rules read it), lowercased
-//           (Unicode simple case folding, so Cyrillic, Greek and accented Latin fold too),
+//           (Unicode lowercase mapping, so Cyrillic, Greek and accented Latin lowercase too),
 //           every digit written as 0, whitespace runs as one space
 //   char n-grams of 1 to 4 code points over " text ", so that scripts without spaces (Chinese,
 //           Japanese, Thai) are read as well as those with them

@@ -6,6 +6,8 @@
 // since Chinese has no spaces to bound words.
 #include "text/mode/auto_mode.h"
 
+#include <utf8proc.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -580,7 +582,30 @@ constexpr std::string_view kClosings[] = {
     "bedankt", "dank je",   "спасибо",      "дякую",     "dziękuję",   "dzieki", "teşekkür*",
     "sağol",   "cảm ơn",    "terima kasih", "makasih",   "ありがとう", "了解",   "감사합니다",
     "고마워",  "ขอบคุณ",     "धन्यवाद",       "शुक्रिया",    "ধন্যবাদ",     "شكرا",   "תודה",
-    "ممنون",   "مرسی",      "سپاس",         "ευχαριστώ", "tack"};
+    "ممنون",   "مرسی",      "سپاس",         "ευχαριστώ", "ευχαριστω",  "tack"};
+
+// `text` with every letter lowercased, not only ASCII ones: the closing words and system-prompt
+// cues below are matched on it, so "Спасибо!" and "Étape par étape" count.
+std::string unicode_lower(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+  utf8proc_ssize_t left = static_cast<utf8proc_ssize_t>(text.size());
+  while (left > 0) {
+    int32_t cp = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(p, left, &cp);
+    if (n <= 0) {  // an invalid byte: kept as it is
+      out += static_cast<char>(*p);
+      ++p, --left;
+      continue;
+    }
+    uint8_t buf[4];
+    const auto len = utf8proc_encode_char(utf8proc_tolower(cp), buf);
+    out.append(reinterpret_cast<const char*>(buf), static_cast<size_t>(len));
+    p += n, left -= n;
+  }
+  return out;
+}
 
 // A system prompt that tells how to answer: "think step by step" or "answer directly".
 constexpr std::string_view kSystemThink[] = {"step by step",
@@ -601,41 +626,28 @@ constexpr std::string_view kSystemThink[] = {"step by step",
                                              "段階的に",
                                              "ステップバイステップ",
                                              "단계별로"};
-constexpr std::string_view kSystemNoThink[] = {"answer directly",
-                                               "answer briefly",
-                                               "be brief",
-                                               "be concise",
-                                               "without explanation",
-                                               "no reasoning",
-                                               "do not think",
-                                               "don't think",
-                                               "without thinking",
-                                               "直接回答",
-                                               "简短回答",
-                                               "简洁回答",
-                                               "不要思考",
-                                               "不要推理",
-                                               "réponds directement",
-                                               "responde directamente",
-                                               "antworte direkt",
-                                               "отвечай кратко",
-                                               "отвечай сразу",
-                                               "簡潔に答え",
-                                               "すぐに答え"};
+// Only explicit instructions about thinking: "be concise" or "answer briefly" is about the
+// answer's length, and a concise answer to a proof still needs the proof worked out.
+constexpr std::string_view kSystemNoThink[] = {
+    "answer directly", "answer immediately", "without explanation", "no reasoning",
+    "do not think",    "don't think",        "without thinking",    "直接回答",
+    "不要思考",        "不要推理",           "réponds directement", "responde directamente",
+    "antworte direkt", "отвечай сразу",      "не рассуждай",        "すぐに答え",
+    "考えずに"};
 
 std::optional<AutoDecision> system_cue(std::string_view system) {
   if (system.empty()) return std::nullopt;
-  const Features f = extract(system);
-  if (Match m = first_of(f.lower, kSystemNoThink))
+  const std::string lower = unicode_lower(bounded_head(system));
+  if (Match m = first_of(lower, kSystemNoThink))
     return AutoDecision{false, "system prompt: " + quoted(m.keyword)};
-  if (Match m = first_of(f.lower, kSystemThink))
+  if (Match m = first_of(lower, kSystemThink))
     return AutoDecision{true, "system prompt: " + quoted(m.keyword)};
   return std::nullopt;
 }
 
 // A short follow-up: a few words, or a short clause in a script without spaces.
 bool is_follow_up(const Features& f) {
-  return f.units() < 8 && f.original.size() < 60 && !first_of(f.lower, kClosings);
+  return f.units() < 8 && f.original.size() < 60 && !first_of(unicode_lower(f.original), kClosings);
 }
 
 }  // namespace

@@ -34,29 +34,34 @@ std::string soft_switch_reason(const SoftSwitch& s) {
 }
 
 // What the classifier knows of the conversation around the latest user turn: the system
-// prompt, and whether the turn before it reasoned — said by the assistant turn when it came back
-// with its reasoning, else judged from the user turn it answered (most clients drop reasoning
-// from the history they send).
+// prompt, and whether the turn before it reasoned. An assistant turn that came back with its
+// reasoning says so itself; otherwise (most clients drop reasoning from the history they send)
+// each earlier user turn is judged in its own context, from the oldest of the last few on, so that
+// "prove X" → "why?" → "and then?" keeps reasoning all the way.
 AutoContext auto_context(const std::vector<ModeTurn>& turns, int latest_user, bool has_tools) {
+  constexpr size_t kTurnsJudged = 8;  // bounds the work on a long conversation
   AutoContext c{.has_tools = has_tools};
   for (const ModeTurn& t : turns)
     if (t.role == "system") {
       c.system_text = t.text;
       break;
     }
-  int assistant = -1, previous_user = -1;
-  for (int i = latest_user - 1; i >= 0; --i) {
-    if (turns[i].role == "assistant" && assistant < 0) assistant = i;
-    if (turns[i].role == "user" && assistant >= 0) {
-      previous_user = i;
-      break;
-    }
+  std::vector<int> users;
+  for (int i = 0; i < latest_user; ++i)
+    if (turns[i].role == "user") users.push_back(i);
+  const size_t first = users.size() > kTurnsJudged ? users.size() - kTurnsJudged : 0;
+  bool reasoned = false;  // the turn answering the user turn before the one being judged
+  for (size_t k = first; k <= users.size(); ++k) {
+    const int user = k < users.size() ? users[k] : latest_user;
+    // An assistant turn between the previous user turn and this one that carried reasoning.
+    for (int i = user - 1; i >= 0 && turns[i].role != "user"; --i)
+      if (turns[i].role == "assistant" && turns[i].reasoned) reasoned = true;
+    if (k == users.size()) break;
+    AutoContext earlier = c;
+    earlier.follows_reasoning = reasoned;
+    reasoned = classify_for_thinking(turns[user].text, earlier).think;
   }
-  if (assistant >= 0 && turns[assistant].reasoned)
-    c.follows_reasoning = true;
-  else if (previous_user >= 0)
-    c.follows_reasoning =
-        classify_for_thinking(turns[previous_user].text, AutoContext{.has_tools = has_tools}).think;
+  c.follows_reasoning = reasoned;
   return c;
 }
 
