@@ -76,4 +76,9 @@ printf '\x1b[A\n/save %s\n/bye\n' "$T/chat2.json" |
   script -qec "'$DUET' run -n 3 -t 1 --think off" /dev/null >"$T/edit2.out" 2>&1 || fail "second run: exit status"
 [ "$(user_turns "$T/chat2.json")" = '["second question"]' ] ||
   fail "history was not kept across runs: $(user_turns "$T/chat2.json")"
+# Typed UTF-8 arrives whole, even with no locale in the environment (libedit decodes by it).
+printf 'привет 你好 café\n/save %s\n/bye\n' "$T/utf8.json" |
+  env -u LANG -u LC_ALL -u LC_CTYPE script -qec "'$DUET' run -n 2 -t 1 --think off" /dev/null >"$T/utf8.out" 2>&1 ||
+  fail "UTF-8 input: exit status"
+[ "$(user_turns "$T/utf8.json")" = '["привет 你好 café"]' ] || fail "UTF-8 input mangled: $(user_turns "$T/utf8.json")"
 echo "run_terminal: ok"

@@ -84,8 +84,12 @@ LineInput::LineInput(bool terminal, std::string history_path)
     : terminal_(terminal), history_path_(std::move(history_path)) {
   if (!terminal_) return;
   // libedit reads multi-byte characters by the locale's encoding; in the "C" locale typed
-  // Chinese, Cyrillic or "é" would arrive byte by byte. Only LC_CTYPE: numbers stay as they are.
-  std::setlocale(LC_CTYPE, "");
+  // Chinese, Cyrillic or "é" would arrive mangled. duet's text is UTF-8 whatever the environment
+  // says, so a C or POSIX locale (no LANG set, as under systemd or in a container) becomes
+  // C.UTF-8. Only LC_CTYPE: numbers stay as they are.
+  const char* chosen = std::setlocale(LC_CTYPE, "");
+  const std::string name = chosen ? chosen : "C";
+  if (name == "C" || name == "POSIX") std::setlocale(LC_CTYPE, "C.UTF-8");
   using_history();
   stifle_history(kHistoryEntries);
   if (!history_path_.empty()) read_history(history_path_.c_str());  // absent the first time
