@@ -175,8 +175,8 @@ TEST(AutoMode, FollowUpsKeepReasoning) {
                                               {"assistant", ""},
                                               {"user", "и дальше?"}});
   EXPECT_TRUE(chain.enabled) << chain.reason;
-  for (const char* closing :
-       {"thanks!", "спасибо", "Спасибо!", "ありがとう", "Merci beaucoup", "ΕΥΧΑΡΙΣΤΩ", "ok"}) {
+  for (const char* closing : {"thanks!", "спасибо", "Спасибо!", "ありがとう", "Merci beaucoup",
+                              "ΕΥΧΑΡΙΣΤΩ", "ok", "hi there, how are you?", "Привет!", "hola"}) {
     const ThinkingDecision d = decide_auto({{"user", proof}, {"assistant", ""}, {"user", closing}});
     EXPECT_FALSE(d.enabled) << closing << " [" << d.reason << "]";
   }

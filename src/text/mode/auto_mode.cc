@@ -573,16 +573,21 @@ std::string score_reason(double z) {
   return buf;
 }
 
-// Words that close a turn rather than continue it: after a reasoning turn, "thanks!" needs no
-// more reasoning, "why?" does.
+// Words that close an exchange or open a new one rather than continue it: after a reasoning
+// turn, "thanks!" or "hello!" needs no more reasoning, "why?" does. (English and Chinese small
+// talk is the rules' kGreeting; these cover the other languages too.)
 constexpr std::string_view kClosings[] = {
-    "thanks",  "thank you", "thx",          "ty",        "ok",         "okay",   "great",
-    "cool",    "perfect",   "got it",       "bye",       "谢谢",       "多谢",   "好的",
-    "明白了",  "再见",      "merci",        "gracias",   "obrigad*",   "grazie", "danke",
-    "bedankt", "dank je",   "спасибо",      "дякую",     "dziękuję",   "dzieki", "teşekkür*",
-    "sağol",   "cảm ơn",    "terima kasih", "makasih",   "ありがとう", "了解",   "감사합니다",
-    "고마워",  "ขอบคุณ",     "धन्यवाद",       "शुक्रिया",    "ধন্যবাদ",     "شكرا",   "תודה",
-    "ممنون",   "مرسی",      "سپاس",         "ευχαριστώ", "ευχαριστω",  "tack"};
+    "bonjour",   "salut",        "hola",      "olá",          "oi",     "ciao",       "hallo",
+    "hoi",       "hej",          "привет",    "здравствуйте", "привіт", "cześć",      "merhaba",
+    "selam",     "xin chào",     "halo",      "こんにちは",   "안녕",   "สวัสดี",       "नमस्ते",
+    "নমস্কার",    "مرحبا",        "السلام",    "שלום",         "سلام",   "γεια",       "thanks",
+    "thank you", "thx",          "ty",        "ok",           "okay",   "great",      "cool",
+    "perfect",   "got it",       "bye",       "谢谢",         "多谢",   "好的",       "明白了",
+    "再见",      "merci",        "gracias",   "obrigad*",     "grazie", "danke",      "bedankt",
+    "dank je",   "спасибо",      "дякую",     "dziękuję",     "dzieki", "teşekkür*",  "sağol",
+    "cảm ơn",    "terima kasih", "makasih",   "ありがとう",   "了解",   "감사합니다", "고마워",
+    "ขอบคุณ",     "धन्यवाद",       "शुक्रिया",    "ধন্যবাদ",       "شكرا",   "תודה",       "ممنون",
+    "مرسی",      "سپاس",         "ευχαριστώ", "ευχαριστω",    "tack"};
 
 // `text` with every letter lowercased, not only ASCII ones: the closing words and system-prompt
 // cues below are matched on it, so "Спасибо!" and "Étape par étape" count.
@@ -667,9 +672,10 @@ AutoDecision classify_for_thinking(std::string_view latest_user_text, const Auto
   } else if (auto r = detect_expression(f.lower)) {
     return {true, std::move(*r)};
   }
-  if (context.follows_reasoning && is_follow_up(f)) return {true, "follow-up to a reasoning turn"};
+  // Small talk stays small talk after a reasoning turn ("hi there, how are you?").
   if (keyword_rules)
     if (auto r = detect_no_think(f)) return {false, std::move(*r)};
+  if (context.follows_reasoning && is_follow_up(f)) return {true, "follow-up to a reasoning turn"};
   // Tool use needs planning: a longer request with tools offered thinks.
   if (context.has_tools && is_long(f, 20)) return {true, "long request with tools"};
   const double z = classifier_score(latest_user_text);
