@@ -33,8 +33,6 @@ constexpr double kLearningRate = 0.2;
 constexpr double kL2 = 1e-5;
 constexpr uint32_t kSeed = 20261203;
 
-bool held_out(size_t line_index) { return line_index % 4 == 3; }
-
 std::vector<double> train_weights(const std::vector<Sample>& train) {
   std::vector<double> w(duet::kAutoFeatureBuckets, 0.0), g2(duet::kAutoFeatureBuckets, 1e-8);
   std::vector<size_t> order(train.size());
@@ -119,7 +117,7 @@ int main(int argc, char** argv) {
       if (!row.is_object() || !row.contains("text") || !row.contains("think") ||
           !row["text"].is_string() || !row["think"].is_boolean())
         return fail(path.string() + ":" + std::to_string(i + 1) + ": not a corpus row");
-      if (held_out(i)) continue;
+      if (duet::auto_corpus_held_out(i)) continue;
       train.push_back({duet::extract_auto_features(row["text"].get<std::string>()),
                        row["think"].get<bool>() ? 1.0f : 0.0f});
       langs.push_back(path.stem().string());

@@ -20,7 +20,8 @@ using beast::error_code;
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// The message of an OpenAI-style error body, else the body's start.
+}  // namespace
+
 std::string error_message(const std::string& body) {
   nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_object() && j.contains("error")) {
@@ -31,6 +32,8 @@ std::string error_message(const std::string& body) {
   }
   return body.substr(0, 200);
 }
+
+namespace {
 
 void prepare(http::request<http::string_body>& req, const Target& t, http::verb verb,
              const std::string& path) {

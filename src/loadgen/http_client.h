@@ -33,6 +33,10 @@ Result<Target> parse_url(const std::string& url);
 
 using Endpoints = boost::asio::ip::tcp::resolver::results_type;
 
+// The message of an OpenAI-style error body ({"error": {"message": …}} or {"error": "…"}),
+// else the body's first 200 bytes.
+std::string error_message(const std::string& body);
+
 // Sees each event's data as it arrives, before the record reads it (`duet run --url` shows the
 // text from it).
 using EventTap = std::function<void(const std::string& data)>;

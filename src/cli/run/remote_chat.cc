@@ -42,17 +42,6 @@ std::string string_field(const Json& obj, const char* key) {
   return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
 }
 
-// The message of an OpenAI-style error body.
-std::string error_text(const std::string& body) {
-  const Json j = Json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("error")) {
-    const Json& e = j["error"];
-    if (e.is_object()) return string_field(e, "message");
-    if (e.is_string()) return e.get<std::string>();
-  }
-  return body.substr(0, 200);
-}
-
 // Reads the text of each stream event into the sink as it arrives; tool calls are shown once
 // their arguments are complete (at the end of the stream).
 class StreamShow {
@@ -137,7 +126,7 @@ Result<std::unique_ptr<RemoteChat>> RemoteChat::connect(const std::string& url,
   if (reply->status != 200)
     return Status::error("the server at " + url + " answered " + chat->target_.models_path +
                          " with HTTP " + std::to_string(reply->status) + ": " +
-                         error_text(reply->body));
+                         loadgen::error_message(reply->body));
   const Json models = Json::parse(reply->body, nullptr, false);
   const Json* data = models.is_object() ? find_field(models, "data") : nullptr;
   if (data != nullptr && data->is_array())

@@ -12,15 +12,6 @@ namespace {
 constexpr size_t kHeadBytes = 4096;
 constexpr size_t kTailBytes = 2048;
 
-// Moves `pos` back to the start of the UTF-8 sequence it is in: at most 3 bytes, so that a long
-// run of stray continuation bytes cannot make the bounded ends the whole text.
-size_t utf8_floor(std::string_view s, size_t pos) {
-  for (int k = 0;
-       k < 3 && pos > 0 && pos < s.size() && (static_cast<uint8_t>(s[pos]) & 0xC0) == 0x80; ++k)
-    --pos;
-  return pos;
-}
-
 // FNV-1a over the bytes, seeded by the feature's kind, so that the n-gram "a" and the word "a"
 // land in different buckets.
 uint32_t hash_feature(char kind, std::string_view bytes) {
@@ -111,6 +102,13 @@ int mask_quotes(std::vector<int32_t>& cps) {
 }
 
 }  // namespace
+
+size_t utf8_floor(std::string_view s, size_t pos) {
+  for (int k = 0;
+       k < 3 && pos > 0 && pos < s.size() && (static_cast<uint8_t>(s[pos]) & 0xC0) == 0x80; ++k)
+    --pos;
+  return pos;
+}
 
 std::string_view bounded_head(std::string_view text) {
   if (text.size() <= kHeadBytes + kTailBytes) return text;

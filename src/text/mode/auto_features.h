@@ -16,6 +16,7 @@
 // vector is scaled to unit length, so a long message is not "more" of anything than a short one.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,14 @@ struct AutoFeature {
 
 // Each index once, in the order first seen.
 std::vector<AutoFeature> extract_auto_features(std::string_view text);
+
+// Moves `pos` back to the start of the UTF-8 sequence it is in: at most 3 bytes, so that a long
+// run of stray continuation bytes cannot make a bounded end the whole text.
+size_t utf8_floor(std::string_view s, size_t pos);
+
+// In each file of the corpus (src/text/mode/auto_corpus), every fourth line is held out: the
+// trainer never sees it, and the tests measure the classifier on it.
+inline bool auto_corpus_held_out(size_t line_index) { return line_index % 4 == 3; }
 
 // The text the rules and the classifier read of a long message: its first 4 KiB and its last
 // 2 KiB (instructions sit at the ends of a pasted document), cut at character boundaries.

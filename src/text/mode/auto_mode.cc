@@ -30,12 +30,6 @@ bool is_alnum(char c) {
 }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-// Moves `pos` back to the start of the UTF-8 sequence it is in.
-size_t utf8_floor(std::string_view s, size_t pos) {
-  while (pos > 0 && pos < s.size() && (static_cast<uint8_t>(s[pos]) & 0xC0) == 0x80) --pos;
-  return pos;
-}
-
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
 
 // What the rules look at, computed once.
@@ -656,6 +650,8 @@ bool is_follow_up(const Features& f) {
 }
 
 }  // namespace
+
+bool is_short_follow_up(std::string_view text) { return is_follow_up(extract(text)); }
 
 AutoDecision classify_for_thinking(std::string_view latest_user_text, const AutoContext& context) {
   if (auto cue = system_cue(context.system_text)) return std::move(*cue);

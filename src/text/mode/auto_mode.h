@@ -45,6 +45,10 @@ struct AutoDecision {
 
 // Only the first 4 KiB and the last 2 KiB of a long message are read (instructions sit at the
 // ends of a pasted document), so the cost is bounded whatever the prompt's length.
+// Whether `text` is short enough, and not a closing or greeting, for the follow-up rule (7) to
+// apply: only then does AutoContext::follows_reasoning change the decision.
+bool is_short_follow_up(std::string_view text);
+
 AutoDecision classify_for_thinking(std::string_view latest_user_text,
                                    const AutoContext& context = {});
 

@@ -36,10 +36,12 @@ std::string soft_switch_reason(const SoftSwitch& s) {
 // What the classifier knows of the conversation around the latest user turn: the system
 // prompt, and whether the turn before it reasoned. An assistant turn that came back with its
 // reasoning says so itself; otherwise (most clients drop reasoning from the history they send)
-// each earlier user turn is judged in its own context, from the oldest of the last few on, so that
-// "prove X" → "why?" → "and then?" keeps reasoning all the way.
+// the user turn it answered is judged, in its own context, so that "prove X" → "why?" → "and
+// then?" keeps reasoning all the way. Only a short follow-up looks back at all (the context
+// changes nothing else), so a request usually costs one decision, and never more than
+// kTurnsJudged.
 AutoContext auto_context(const std::vector<ModeTurn>& turns, int latest_user, bool has_tools) {
-  constexpr size_t kTurnsJudged = 8;  // bounds the work on a long conversation
+  constexpr size_t kTurnsJudged = 8;
   AutoContext c{.has_tools = has_tools};
   for (const ModeTurn& t : turns)
     if (t.role == "system") {
@@ -47,21 +49,26 @@ AutoContext auto_context(const std::vector<ModeTurn>& turns, int latest_user, bo
       break;
     }
   std::vector<int> users;
-  for (int i = 0; i < latest_user; ++i)
+  for (int i = 0; i <= latest_user; ++i)
     if (turns[i].role == "user") users.push_back(i);
-  const size_t first = users.size() > kTurnsJudged ? users.size() - kTurnsJudged : 0;
-  bool reasoned = false;  // the turn answering the user turn before the one being judged
-  for (size_t k = first; k <= users.size(); ++k) {
-    const int user = k < users.size() ? users[k] : latest_user;
-    // An assistant turn between the previous user turn and this one that carried reasoning.
-    for (int i = user - 1; i >= 0 && turns[i].role != "user"; --i)
-      if (turns[i].role == "assistant" && turns[i].reasoned) reasoned = true;
-    if (k == users.size()) break;
+  const size_t first = users.size() > kTurnsJudged + 1 ? users.size() - kTurnsJudged - 1 : 0;
+  // An assistant turn between users[k-1] and users[k] that carried its reasoning.
+  const auto reasoned_before = [&](size_t k) {
+    for (int i = users[k] - 1; i >= 0 && turns[i].role != "user"; --i)
+      if (turns[i].role == "assistant" && turns[i].reasoned) return true;
+    return false;
+  };
+  // Whether the turn before users[k] reasoned.
+  const auto follows = [&](const auto& self, size_t k) -> bool {
+    if (reasoned_before(k)) return true;
+    if (k == first) return false;
+    const std::string& previous = turns[users[k - 1]].text;
     AutoContext earlier = c;
-    earlier.follows_reasoning = reasoned;
-    reasoned = classify_for_thinking(turns[user].text, earlier).think;
-  }
-  c.follows_reasoning = reasoned;
+    earlier.follows_reasoning = is_short_follow_up(previous) && self(self, k - 1);
+    return classify_for_thinking(previous, earlier).think;
+  };
+  if (!users.empty() && is_short_follow_up(turns[latest_user].text))
+    c.follows_reasoning = follows(follows, users.size() - 1);
   return c;
 }
 
