@@ -29,7 +29,7 @@ struct CpuLogitsCase {
 
 std::vector<CpuLogitsCase> load_cases() {
   std::vector<CpuLogitsCase> out;
-  for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kAvx512Bf16})
+  for (CpuIsa isa : all_cpu_isas())
     for (const auto& c : test::golden_logits_cases()) out.push_back({c.name, c.json, isa});
   return out;
 }

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -588,6 +589,38 @@ TEST_P(CpuIsaTest, QkNormRopeEqualsNormsThenRotations) {
 
 INSTANTIATE_TEST_SUITE_P(AllPaths, CpuIsaTest, ::testing::ValuesIn(kAllIsas),
                          [](const auto& info) { return isa_param_name(info.param); });
+
+// The path the CPU check picks, where the caller says which it should be (scripts/test
+// --arm64 runs the tests on emulated CPUs with and without SDOT and SMMLA).
+TEST(CpuIsaDetection, PicksTheExpectedPath) {
+  const char* want = std::getenv("DUET_EXPECT_CPU_ISA");
+  if (want == nullptr) GTEST_SKIP() << "DUET_EXPECT_CPU_ISA is not set";
+  EXPECT_STREQ(cpu_isa_name(best_cpu_isa()), want);
+}
+
+// The NEON levels sum each unit's products exactly in integers (SMULL, SDOT or SMMLA) and
+// then take the same float steps, so they give the same bits, in every tile shape.
+TEST(CpuNeonLevels, SameBitsOnEveryLevel) {
+  const CpuIsa levels[] = {CpuIsa::kNeon, CpuIsa::kNeonDotprod, CpuIsa::kNeonI8mm};
+  if (!cpu_isa_supported(CpuIsa::kNeon)) GTEST_SKIP() << "not an AArch64 CPU";
+  ThreadPool pool(2);
+  for (GgmlType type : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::IQ4_NL,
+                        GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+    SCOPED_TRACE(ggml_type_name(type));
+    const int64_t cols = ggml_traits(type).block_elems == 32 ? 96 : 512;
+    const TestWeights w = make_weights(type, 7, cols, 5);
+    const std::vector<float> x = random_activations(static_cast<size_t>(11 * cols), 6);
+    for (int64_t T : {1, 2, 3, 11}) {
+      const std::vector<float> want =
+          run_matmul(cpu_kernels(CpuIsa::kNeon), pool, w, 7, x.data(), T, /*packed=*/false);
+      for (CpuIsa isa : levels) {
+        if (!cpu_isa_supported(isa)) continue;
+        EXPECT_TRUE(same_bits(run_matmul(cpu_kernels(isa), pool, w, 7, x.data(), T, false), want))
+            << cpu_isa_name(isa) << " T=" << T;
+      }
+    }
+  }
+}
 
 // The packed Q6_K tile scales two 16-column sums with one VPDPWSSD where every token's
 // activation row marks the super-block fits16, and with a VPMULLD each otherwise: the same

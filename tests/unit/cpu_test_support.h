@@ -20,8 +20,8 @@
 namespace duet::cpu::test {
 
 constexpr double kU = 1.0 / (1 << 24);
-inline constexpr CpuIsa kAllIsas[] = {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512,
-                                      CpuIsa::kAvx512Bf16};
+// The paths of this build's architecture (x86-64 or AArch64), scalar first.
+inline const std::vector<CpuIsa> kAllIsas = all_cpu_isas();
 
 inline std::string isa_param_name(CpuIsa isa) { return cpu_isa_name(isa); }
 

@@ -9,6 +9,14 @@ CpuKernels build(CpuIsa isa) {
   CpuKernels k;
   fill_scalar_kernels(k);
   fill_scalar_attention_kernels(k);
+#if defined(__aarch64__)
+  if (isa == CpuIsa::kNeon || isa == CpuIsa::kNeonDotprod || isa == CpuIsa::kNeonI8mm) {
+    fill_neon_float_kernels(k);
+    if (isa == CpuIsa::kNeon) fill_neon_quant_kernels(k);
+    if (isa == CpuIsa::kNeonDotprod) fill_neon_dotprod_quant_kernels(k);
+    if (isa == CpuIsa::kNeonI8mm) fill_neon_i8mm_quant_kernels(k);
+  }
+#elif defined(__x86_64__) || defined(__i386__)
   if (isa == CpuIsa::kAvx2) {
     fill_avx2_quant_kernels(k);
     fill_avx2_float_kernels(k);
@@ -29,6 +37,7 @@ CpuKernels build(CpuIsa isa) {
     fill_avx512_packed_kernels(k,
                                /*bf16_dot=*/isa == CpuIsa::kAvx512Bf16);  // after the row kernels
   }
+#endif
   k.isa = isa;
   return k;
 }
@@ -89,8 +98,11 @@ ConvertRowFn CpuKernels::converter(ActFormat f) const {
 const CpuKernels& cpu_kernels(CpuIsa isa) {
   assert(cpu_isa_supported(isa));
   // Built on first use and never changed afterwards.
-  static const CpuKernels tables[] = {build(CpuIsa::kScalar), build(CpuIsa::kAvx2),
-                                      build(CpuIsa::kAvx512), build(CpuIsa::kAvx512Bf16)};
+  // (The other architecture's entries are scalar tables, never handed out.)
+  static const CpuKernels tables[] = {build(CpuIsa::kScalar),  build(CpuIsa::kAvx2),
+                                      build(CpuIsa::kAvx512),  build(CpuIsa::kAvx512Bf16),
+                                      build(CpuIsa::kNeon),    build(CpuIsa::kNeonDotprod),
+                                      build(CpuIsa::kNeonI8mm)};
   return tables[static_cast<int>(isa)];
 }
 

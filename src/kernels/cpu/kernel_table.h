@@ -1,6 +1,6 @@
 // The fast CPU kernels of one ISA path, as a table of function pointers chosen once.
-// Each *_avx2.cc / *_avx512.cc file fills its part of a table; nothing in them runs
-// unless cpu_isa_supported() said yes.
+// Each *_avx2.cc / *_avx512.cc (x86-64) or *_neon*.cc (AArch64) file fills its part of a
+// table; nothing in them runs unless cpu_isa_supported() said yes.
 #pragma once
 
 #include <cstddef>
@@ -121,5 +121,11 @@ void fill_avx512_attention_kernels(CpuKernels& k);
 void fill_avx512_attention_decode_kernels(CpuKernels& k);
 void fill_avx512_packed_kernels(CpuKernels& k, bool bf16_dot);
 void fill_avx512_float_kernels(CpuKernels& k, bool bf16_dot);
+// AArch64: float tiles and attention pieces (baseline Advanced SIMD), and the integer tiles
+// of each level (SMULL/SADALP, SDOT, SDOT + SMMLA).
+void fill_neon_float_kernels(CpuKernels& k);
+void fill_neon_quant_kernels(CpuKernels& k);
+void fill_neon_dotprod_quant_kernels(CpuKernels& k);
+void fill_neon_i8mm_quant_kernels(CpuKernels& k);
 
 }  // namespace duet::cpu
