@@ -82,8 +82,7 @@ start_duet_nginx() {
   start_duet "$1"
   local prefix="$RUN_DIR/nginx" port
   port=$(free_port)
-  mkdir -p "$prefix/logs" "$prefix/tmp"
-  sed -e "s/@UPSTREAM_PORT@/${URL##*:}/" -e "s/@LISTEN_PORT@/$port/" "$ROOT/bench/nginx-sse.conf" >"$prefix/nginx.conf"
+  "$ROOT/packaging/nginx/render.sh" "127.0.0.1:${URL##*:}" "127.0.0.1:$port" "$prefix"
   "$NGINX" -p "$prefix" -c "$prefix/nginx.conf" -g 'daemon off;' >"$RUN_DIR/$1.nginx.log" 2>&1 &
   PIDS+=($!)
   wait_http "http://127.0.0.1:$port/ready" $! "$RUN_DIR/$1.nginx.log"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Emit→arrival latency of streamed tokens, in milliseconds: p50/p99/max directly and through
-# Debian's nginx with bench/nginx-sse.conf. The same run as the test
+# Debian's nginx with packaging/nginx/duet.conf.template. The same run as the test
 # tests/cli/serve_stream_latency.sh, which asserts only structure; this prints the numbers
 # that docs/BENCHMARKS.md records (machine, build and date beside them).
 # The engine runs the demo model on one compute thread with a 4 ms pause after each step, so

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# duet behind nginx with bench/nginx-sse.conf (the configuration docs/BENCHMARKS.md measures):
-# the config loads and proxies streams, tokens reach the client in many separate reads rather
+# duet behind nginx with packaging/nginx/duet.conf.template (the configuration
+# docs/BENCHMARKS.md measures and the container setup uses): the config loads and proxies streams, tokens reach the client in many separate reads rather
 # than in one piece at the end, and the counts through the proxy equal the server's. (With the
 # demo model a stream lasts ~0.1 s, too short to tell proxy_buffering on from off with a
 # fast client: nginx forwards each upstream read either way; the setting matters for slow

@@ -2,8 +2,8 @@
 # Zero buffering, by structure: with --debug-timestamps the server stamps each token when the
 # engine samples it; the client stamps its arrival. Each token must be its own event, and
 # nearly every token must reach the client before the engine samples the next one, directly
-# and through Debian's nginx with bench/nginx-sse.conf (the test starts nginx itself). No
-# number of milliseconds is asserted (bench/stream_latency.sh measures those).
+# and through Debian's nginx with packaging/nginx/duet.conf.template (the test starts nginx
+# itself). No number of milliseconds is asserted (bench/stream_latency.sh measures those).
 # The engine is paced (--debug-step-pause-ms: a pause after each step, before the next token
 # exists), so a path that forwards each token at once has the whole pause to deliver it even
 # on a loaded machine or in the sanitizer build, while a path that coalesces tokens or holds

@@ -60,22 +60,17 @@ run_or_dump() {
 }
 
 # start_nginx UPSTREAM_PORT starts Debian's nginx in front of a duet server with
-# bench/nginx-sse.conf (the configuration the docs recommend for streaming), as the current
-# user, with its prefix, pid, logs and temp dirs under $SERVE_TMP and a free port; sets
-# NGINX_PORT. nginx is killed with the servers when the script exits.
+# packaging/nginx/duet.conf.template (the configuration the docs recommend for streaming, and
+# the one the container setup uses), as the current user, with its prefix, pid, logs and temp
+# dirs under $SERVE_TMP and a free port (packaging/nginx/render.sh); sets NGINX_PORT. nginx is
+# killed with the servers when the script exits.
 start_nginx() {
   local upstream=$1 nginx dir
   nginx=${NGINX:-$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null)}
   [ -x "$nginx" ] || { echo "FAIL: nginx not found (scripts/setup installs it)"; return 1; }
   NGINX_PORT=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
   dir="$SERVE_TMP/nginx-$NGINX_PORT"
-  mkdir -p "$dir/logs" "$dir/tmp"
-  {
-    # A master started as root hands its workers to an unprivileged user unless told
-    # otherwise; keep them as whoever runs the test (they use this temp dir).
-    [ "$(id -u)" -eq 0 ] && echo "user $(id -un);"
-    sed -e "s/@UPSTREAM_PORT@/$upstream/" -e "s/@LISTEN_PORT@/$NGINX_PORT/" "$HERE/../../bench/nginx-sse.conf"
-  } >"$dir/nginx.conf"
+  "$HERE/../../packaging/nginx/render.sh" "127.0.0.1:$upstream" "127.0.0.1:$NGINX_PORT" "$dir" || return 1
   "$nginx" -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' >"$dir/nginx.log" 2>&1 &
   SERVE_PIDS+=($!)
   for _ in $(seq 1 400); do  # 20 s: a loaded machine starts nginx slowly
