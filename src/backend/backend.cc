@@ -1,12 +1,22 @@
 #include "backend/backend.h"
 
 #include <algorithm>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "kernels/ref/ops.h"
 #include "kernels/ref/quantize.h"
 
 namespace duet {
+
+std::optional<size_t> Backend::free_memory_bytes() const {
+  // MemAvailable: free memory plus what the kernel can reclaim (page cache) without swapping.
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("MemAvailable:", 0) == 0) return std::stoull(line.substr(13)) << 10;
+  return std::nullopt;
+}
 
 void Backend::matmul_same_input(std::span<const WeightMatrix* const> ws, ConstFloats x,
                                 int64_t n_tokens, std::span<const Floats> ys) {

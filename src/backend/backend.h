@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -140,6 +141,11 @@ class Backend {
   virtual Result<std::unique_ptr<BackendBuffer>> allocate(size_t bytes) {
     return allocate_host_buffer(bytes);
   }
+  // Bytes allocate() can still give, for sizing the KV cache: the host's available memory
+  // (/proc/meminfo MemAvailable) by default, the device's free memory on a GPU; nullopt when
+  // unknown. `buffers_in_host_memory` says which of the two it is.
+  virtual std::optional<size_t> free_memory_bytes() const;
+  virtual bool buffers_in_host_memory() const { return true; }
 
   // Called once at load for each norm weight vector rmsnorm will be given (`w`, which stays
   // valid and unchanged): a device backend keeps a copy instead of uploading it per call.

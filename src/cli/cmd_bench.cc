@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/progress.h"
 #include "base/thread_pool.h"
 #include "cli/commands.h"
 #include "engine/sampler.h"
@@ -106,7 +107,11 @@ int run_bench(const BenchArgs& a) {
   ThreadPool pool(a.threads);
   auto backend = make_backend(a.backend, pool);
   if (!backend) return fail(backend.message());
-  auto model = Qwen3Model::load(a.model, std::move(backend->backend));
+  Progress loading("loading " + a.model, 0, "matrices");
+  ModelLoadOptions load_options;
+  load_options.progress = [&loading](int64_t done, int64_t total) { loading.set(done, total); };
+  auto model = Qwen3Model::load(a.model, std::move(backend->backend), load_options);
+  loading.finish();
   if (!model) return fail("cannot load " + a.model + ": " + model.message());
   Qwen3Model& m = **model;
   const Qwen3Config& cfg = m.config();
@@ -125,6 +130,8 @@ int run_bench(const BenchArgs& a) {
   if (!caches) return fail(caches.message());
   auto fresh = make_caches(m, 1, a.gen);
   if (!fresh) return fail(fresh.message());
+  // Each repetition (and the warm-up) of each test is one step of the progress.
+  Progress progress("bench " + a.model, (a.reps + 1) * (a.concurrency > 0 ? 2 : 1), "runs");
   for (int rep = -1; rep < a.reps; ++rep) {  // rep -1 is the warm-up
     std::vector<float> logits;
     ForwardChunk chunk{prompt, 0, caches->tables[0], LogitsFor::kLast};
@@ -147,6 +154,7 @@ int run_bench(const BenchArgs& a) {
       tg.push_back(a.gen / t_tg);
       hash = fnv1a(logits);
     }
+    progress.advance();
   }
 
   std::vector<double> agg;
@@ -182,9 +190,11 @@ int run_bench(const BenchArgs& a) {
         if (!s) return fail(s.message());
       }
       if (rep >= 0) agg.push_back(static_cast<double>(C) * a.gen / seconds_since(t0));
+      progress.advance();
     }
   }
 
+  progress.finish();
   const double bw = measure_read_gbps(pool);
   const double bytes_per_token = static_cast<double>(m.weight_bytes_read_per_token());
   const Summary spp = summarize(pp), stg = summarize(tg);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/progress.h"
 #include "cli/commands.h"
 #include "forge/forge.h"
 
@@ -83,7 +84,10 @@ int run_forge(const ForgeArgs& a) {
     text << in.rdbuf();
     vocab.chat_template = text.str();
   }
+  Progress progress("forging " + a.out, 0, "tensors");
+  o.progress = [&progress](int64_t done, int64_t total) { progress.set(done, total); };
   Status s = forge_model(o, vocab, a.out);
+  progress.finish();
   if (!s) return fail("forge: " + s.message());
   std::fprintf(stderr, "wrote %s\n", a.out.c_str());
   return 0;

@@ -1,12 +1,11 @@
 // duet quantize IN.gguf OUT.gguf TYPE: a model's matrices in a quantized type, with the tensor
 // choices llama.cpp's quantizer makes for that type name (src/quantize/quant_plan.h).
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "base/progress.h"
 #include "cli/commands.h"
 #include "quantize/quantize_file.h"
 
@@ -27,21 +26,14 @@ int run_quantize(const QuantizeArgs& a) {
   o.preset = *preset;
   o.threads = a.threads;
   o.allow_requantize = a.allow_requantize;
-  // A progress bar on a terminal; one line per tensor otherwise (a log keeps them all).
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  o.progress = [tty](size_t done, size_t total, const std::string& name, GgmlType type) {
-    if (tty) {
-      const int width = 30, filled = static_cast<int>(width * done / total);
-      std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40.40s %-6s", std::string(filled, '#').c_str(),
-                   std::string(width - filled, ' ').c_str(), done, total, name.c_str(),
-                   ggml_type_name(type));
-      if (done == total) std::fprintf(stderr, "\n");
-    } else {
-      std::fprintf(stderr, "[%zu/%zu] %s %s\n", done, total, name.c_str(), ggml_type_name(type));
-    }
+  // A bar on a terminal, a line at each quarter otherwise (base/progress.h).
+  Progress progress("quantizing " + a.in + " to " + preset->name, 0, "tensors");
+  o.progress = [&progress](size_t done, size_t total, const std::string&, GgmlType) {
+    progress.set(static_cast<int64_t>(done), static_cast<int64_t>(total));
   };
   const auto start = std::chrono::steady_clock::now();
   auto r = quantize_gguf(a.in, a.out, o);
+  progress.finish();
   if (!r) return fail("quantize: " + r.status().message());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

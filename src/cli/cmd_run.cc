@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/common/host_flags.h"
 #include "cli/run/chat_session.h"
 #include "cli/run/line_input.h"
 #include "cli/run/local_chat.h"
@@ -256,9 +257,7 @@ void add_run_command(CLI::App& app, Action* run, std::function<void(HostOptions&
   add_backend_option(cmd, &o->model.backend);
   cmd->add_option("-t,--threads", o->model.threads, "compute threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--kv-budget-mb", o->model.kv_budget_mb,
-                  "memory for the KV cache, MiB (default 1024)")
-      ->check(CLI::PositiveNumber);
+  add_capacity_options(cmd, &o->model);
   cmd->footer(
       "Lines read from stdin are the user's turns of one conversation; /bye, /exit or the end\n"
       "of input quits, and /help lists the other commands (/think, /no_think, /set, /clear,\n"

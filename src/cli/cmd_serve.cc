@@ -1,7 +1,11 @@
 // duet serve: the HTTP server (OpenAI and Ollama APIs, metrics, probes) on one port.
+#include <cstdio>
 #include <memory>
+#include <set>
 
 #include "cli/commands.h"
+#include "cli/common/host_flags.h"
+#include "cli/common/option_sources.h"
 #include "server/app.h"
 
 namespace duet::cli {
@@ -10,14 +14,27 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(HostOption
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "serve", "serve a model over HTTP: OpenAI and Ollama APIs, /metrics, /health, /ready");
+  // Every flag also comes from DUET_<FLAG> or the config file (cli/common/option_sources.h).
+  auto config = std::make_shared<std::string>();
+  auto print_config = std::make_shared<bool>(false);
+  cmd->add_option("--config", *config,
+                  "a TOML file of flags (ctx-size = 8192, think = \"off\", ...; keys at the\n"
+                  "top or under [serve]); the command line, then DUET_<FLAG> variables\n"
+                  "(DUET_CTX_SIZE), then the file, then the defaults")
+      ->envname("DUET_CONFIG");
+  cmd->add_flag("--print-config", *print_config,
+                "print the effective flags and where each came from, then exit");
   cmd->add_option("-m,--model", o->model.model_path,
                   "GGUF model file (default: the built-in demo model, random weights)");
   cmd->add_option("--name", o->model.model_name,
                   "the model's name in the API (default: from the file)");
   cmd->add_option("--host", o->host, "address to bind (default 127.0.0.1: this machine only)");
   cmd->add_option("--port", o->port, "port (default 8080; 0 picks a free one)");
-  cmd->add_option("--api-key", o->api_key,
-                  "require 'Authorization: Bearer KEY' on every route but /health");
+  cmd->add_option("--api-key", o->api_keys,
+                  "require 'Authorization: Bearer KEY' on every route but /health and the\n"
+                  "chat page's files (repeatable; KEY,KEY... for several; any one is accepted)");
+  cmd->add_option("--api-key-file", o->api_key_file,
+                  "API keys from a file too: one per line; blank lines and # comments ignored");
   cmd->add_option("--think", o->model.think,
                   "default reasoning mode when a request does not say: on, off or auto")
       ->check(CLI::IsMember({"on", "off", "auto"}));
@@ -29,11 +46,14 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(HostOption
                   "become their ids, as Hugging Face's tokenizer does. Control tokens\n"
                   "(<|im_start|>, <|im_end|>, <|endoftext|>...) never match in client text.")
       ->check(CLI::IsMember({"none", "non-special"}));
-  cmd->add_option("--kv-budget-mb", o->model.kv_budget_mb,
-                  "memory for the KV cache, MiB (default 1024)");
+  add_capacity_options(cmd, &o->model);
   cmd->add_option("--max-batch-tokens", o->model.max_batch_tokens,
                   "tokens computed per engine step, decode and prefill (default 512)");
-  cmd->add_option("--max-running", o->model.max_running, "sequences decoded at once (default 64)");
+  cmd->add_option("--request-timeout", o->model.request_timeout_seconds,
+                  "seconds a request may take, queue and prefill included, before it ends\n"
+                  "as a length stop (finish_reason / done_reason \"length\"); default 0: no\n"
+                  "limit but max_tokens, which is capped at what the context has left")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-queue", o->max_queue,
                   "requests that may wait beyond --max-running; more get 429 (default 64)");
   cmd->add_option("-t,--threads", o->model.threads, "compute threads (default: all cores)");
@@ -74,7 +94,22 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(HostOption
       "\"include_reasoning\": false drops it. continue_final_message (OpenAI) or a final "
       "assistant\n"
       "message (Ollama) continues that message (a prefill).");
-  cmd->callback([run, o, adjust] {
+  cmd->callback([run, o, adjust, cmd, config, print_config] {
+    // llama-server's spellings of --kv-type are for the command line only.
+    const std::set<std::string> skip = {"config", "print-config", "cache-type-k", "cache-type-v"};
+    auto sources = std::make_shared<OptionSources>(std::set<std::string>{"api-key"});
+    if (Status s = sources->apply(*cmd, *config, skip); !s) {
+      *run = [s] { return fail(s.message()); };
+      return;
+    }
+    if (*print_config) {
+      const std::string text = sources->print(*cmd, skip);
+      *run = [text] {
+        std::fputs(text.c_str(), stdout);
+        return 0;
+      };
+      return;
+    }
     if (adjust) adjust(o->model);
     *run = [o] { return run_serve(*o); };
   });

@@ -69,7 +69,9 @@ void Engine::shutdown() {
 }
 
 int64_t Engine::max_sequence_tokens() const {
-  return std::min(model_.config().max_context(), blocks_->n_blocks() * blocks_->block_size());
+  const int64_t model = model_.config().max_context();
+  const int64_t asked = config_.max_context > 0 ? std::min(config_.max_context, model) : model;
+  return std::min(asked, blocks_->n_blocks() * blocks_->block_size());
 }
 
 Result<std::shared_ptr<RequestHandle>> Engine::submit(GenerateRequest req) {
@@ -432,6 +434,8 @@ void Engine::sample_step(const StepPlan& plan, std::vector<float>& logits) {
     FinishReason f = after_sample(*p.live, p.result);
     if (f == FinishReason::kNone &&
         static_cast<int64_t>(p.live->seq.tokens.size()) >= max_sequence_tokens())
+      f = FinishReason::kLength;
+    if (f == FinishReason::kNone && p.live->req.deadline && Clock::now() >= *p.live->req.deadline)
       f = FinishReason::kLength;
     if (f != FinishReason::kNone) finish(*p.live, f, p.live->error);
   }

@@ -33,7 +33,8 @@ using LogitsOverride = std::function<void(
     std::span<const int32_t> prompt, std::span<const int32_t> generated, std::span<float> logits)>;
 
 struct EngineConfig {
-  int64_t kv_blocks = 0;  // 0: from kv_budget_bytes
+  int64_t kv_blocks = 0;    // 0: from kv_budget_bytes
+  int64_t max_context = 0;  // tokens one sequence may hold (-c); 0: the model's context
   size_t kv_budget_bytes = size_t{1} << 30;
   int64_t block_size = 16;
   GgmlType kv_type = GgmlType::F16;

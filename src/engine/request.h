@@ -21,6 +21,8 @@
 
 namespace duet {
 
+using Clock = std::chrono::steady_clock;
+
 struct GenerateRequest {
   std::vector<int32_t> prompt;
   SamplingParams sampling;
@@ -40,12 +42,13 @@ struct GenerateRequest {
   // end tokens (the answer must still follow).
   std::shared_ptr<TokenConstraint> constraint;
   bool constraint_after_reasoning = false;
+  // Past this time the request ends as a length stop after its next token (serve's
+  // --request-timeout, or the request's own "timeout"). nullopt: only max_tokens ends it.
+  std::optional<Clock::time_point> deadline;
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled, kError };
 const char* finish_reason_name(FinishReason r);
-
-using Clock = std::chrono::steady_clock;
 
 struct TokenEvent {
   std::vector<int32_t> tokens;  // one sampled token, or the injected budget tokens

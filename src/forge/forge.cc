@@ -173,6 +173,7 @@ Status forge_model(const ForgeOptions& o, const ForgeVocab& vocab, const std::st
         x = (t.fill == TensorPlan::Fill::kNorm ? 1.0f : 0.0f) + amp * rng.uniform();
       DUET_TRY(ref::quantize_row(t.type, row.data(), cols, data));
     }
+    if (o.progress) o.progress(static_cast<int64_t>(idx) + 1, static_cast<int64_t>(plan.size()));
     return Status::ok();
   });
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -36,6 +37,8 @@ struct ForgeOptions {
   GgmlType type = GgmlType::Q8_0;  // matrices; norms stay F32
   uint64_t seed = 1;
   std::string name = "duet-forged";
+  // Called after each tensor is written, with how many of how many are done.
+  std::function<void(int64_t done, int64_t total)> progress;
 };
 
 // Writes the model to `out_path` (atomically: a complete file or none).

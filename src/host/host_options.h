@@ -17,9 +17,14 @@ struct HostOptions {
   std::string model_name;  // the name clients use; empty: from the file ("qwen3-demo" for the demo)
   std::string backend = "auto";  // --backend (backend/select/backend_select.h)
   int threads = 0;               // compute threads; 0: all cores
-  int64_t kv_budget_mb = 1024;   // KV cache size
+  int64_t ctx_size = 0;          // -c: tokens one sequence may hold; 0: the model's context
+  std::string kv_type = "f16";   // the KV cache's stored type: f16, bf16 or q8_0
+  int64_t kv_budget_mb = 0;      // KV cache size; 0: derived (host/kv_plan.h)
+  bool fit = false;              // shrink the context to what fits instead of refusing
   int64_t max_batch_tokens = 512;
-  int64_t max_running = 64;        // sequences decoded at once
+  int64_t max_running = 64;  // --parallel: sequences decoded at once
+  // Seconds a request may take before it ends as a length stop; 0: no limit but the context.
+  double request_timeout_seconds = 0;
   double rope_scale = 0;           // > 0: YaRN with this factor
   std::string think = "auto";      // default mode: on | off | auto
   double debug_step_pause_ms = 0;  // pause after each engine step (paces latency tests)

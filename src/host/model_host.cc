@@ -8,7 +8,9 @@
 #include "api/output_pipeline.h"
 #include "backend/backend.h"
 #include "backend/select/backend_select.h"
+#include "base/progress.h"
 #include "host/demo_model.h"
+#include "host/kv_plan.h"
 
 namespace duet {
 
@@ -16,8 +18,20 @@ Status ModelHost::check_options(const HostOptions& options) {
   auto think = parse_think_default(options.think);
   if (!think) return think.status();
   if (options.max_running < 1 || options.max_batch_tokens < 1)
-    return Status::error("--max-running and --max-batch-tokens must be >= 1");
+    return Status::error("--parallel and --max-batch-tokens must be >= 1");
+  if (!kv_cache_type(options.kv_type))
+    return Status::error("--kv-type " + options.kv_type +
+                         ": not a KV cache type (f16, bf16, q8_0)");
+  if (options.ctx_size < 0) return Status::error("-c must be >= 0 (0: the model's context)");
+  if (options.kv_budget_mb < 0) return Status::error("--kv-budget-mb must be >= 0 (0: derived)");
   return Status::ok();
+}
+
+std::optional<GgmlType> ModelHost::kv_cache_type(const std::string& name) {
+  if (name == "f16") return GgmlType::F16;
+  if (name == "bf16") return GgmlType::BF16;
+  if (name == "q8_0") return GgmlType::Q8_0;
+  return std::nullopt;
 }
 
 ModelHost::ModelHost(const HostOptions& options, Logger& log) : options_(options), log_(log) {
@@ -70,11 +84,9 @@ Status ModelHost::load() {
   }
   if (!s) return s;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  char line[160];
-  std::snprintf(line, sizeof line, "model '%s' ready in %.2f s (%s, %s, context %lld)",
-                info_.name.c_str(), secs, info_.parameter_size.c_str(), info_.quantization.c_str(),
-                static_cast<long long>(info_.context_length));
-  log_.info("-", line);
+  char took[32];
+  std::snprintf(took, sizeof took, "%.2f s", secs);
+  load_time_ = took;
   loaded_.store(true, std::memory_order_release);
   return Status::ok();
 }
@@ -103,11 +115,16 @@ Status ModelHost::load_model(const std::string& path) {
   ModelLoadOptions load_options;
   load_options.yarn_factor = options_.rope_scale;
   load_options.cancel = &cancel_load_;
+  Progress progress(demo() ? "loading the demo model"
+                           : "loading " + std::filesystem::path(path).filename().string(),
+                    0, "matrices");
+  load_options.progress = [&progress](int64_t done, int64_t total) { progress.set(done, total); };
   auto model = Qwen3Model::load(path, std::move(chosen->backend), load_options);
   if (!model) {
     if (model.status().message() == kLoadCancelled) return model.status();
     return model.status().with_context(demo() ? "loading the demo model" : "loading the model");
   }
+  progress.finish();
   model_ = std::move(model.value());
   return Status::ok();
 }
@@ -140,7 +157,10 @@ Status ModelHost::load_tokenizer() {
 // The engine, made but not started (its thread starts once the host is complete).
 Status ModelHost::make_engine() {
   EngineConfig ec;
-  ec.kv_budget_bytes = static_cast<size_t>(std::max<int64_t>(1, options_.kv_budget_mb)) << 20;
+  ec.kv_type = *kv_cache_type(options_.kv_type);
+  DUET_TRY(plan_kv_cache(ec));
+  ec.kv_blocks = plan_.blocks;
+  ec.max_context = plan_.context;
   ec.scheduler.max_batch_tokens = options_.max_batch_tokens;
   ec.scheduler.max_running = options_.max_running;
   if (special_.im_end >= 0) ec.end_token_ids.push_back(special_.im_end);
@@ -155,6 +175,50 @@ Status ModelHost::make_engine() {
   if (!engine) return engine.status().with_context("starting the engine");
   engine_ = std::move(engine.value());
   return Status::ok();
+}
+
+// The context and the KV pool (host/kv_plan.h), from the flags and the memory left free by
+// the weights. --fit's changes are logged with the flag that controls each.
+Status ModelHost::plan_kv_cache(const EngineConfig& ec) {
+  const Qwen3Config& c = model_->config();
+  const KvShape shape = c.kv_shape();
+  Backend& backend = model_->backend();
+  KvPlanInput in;
+  in.model_context = c.max_context();
+  in.trained_context = c.rope_scaling.kind == RopeScaling::Kind::kYarn
+                           ? c.rope_scaling.original_context
+                           : c.n_ctx_train;
+  in.ctx_size = options_.ctx_size;
+  in.bytes_per_token =
+      ggml_row_bytes(ec.kv_type, shape.width()) * 2 * static_cast<size_t>(shape.n_layer);
+  in.block_size = ec.block_size;
+  in.parallel = options_.max_running;
+  in.kv_budget_mb = options_.kv_budget_mb;
+  in.fit = options_.fit;
+  in.max_blocks = KvStorage::max_blocks(backend, shape, ec.block_size, ec.kv_type);
+  if (auto free = backend.free_memory_bytes()) {
+    size_t left = *free;
+    // Weights read from the mapped file count as reclaimable cache, but must stay resident.
+    if (backend.buffers_in_host_memory())
+      left = left > model_->mapped_weight_bytes() ? left - model_->mapped_weight_bytes() : 0;
+    in.free_bytes = left;
+  }
+  auto plan = plan_kv(in);
+  if (!plan) return plan.status();
+  plan_ = std::move(plan.value());
+  for (const std::string& change : plan_.adjustments) log_.warn("-", "--fit: " + change);
+  return Status::ok();
+}
+
+std::string ModelHost::startup_summary() const {
+  std::string s = "loaded in " + load_time_ + ": model " + info_.name + " (" +
+                  info_.parameter_size + ", " + info_.quantization + ") | context " +
+                  std::to_string(plan_.context) + " | KV " + options_.kv_type + " " +
+                  format_bytes(plan_.bytes) + " = " + std::to_string(plan_.pool_tokens()) +
+                  " tokens (" + plan_.pool_reason + ") | " + std::to_string(options_.max_running) +
+                  " sequences | " + std::to_string(pool_->size()) + " threads | backend " +
+                  model_->backend().name();
+  return s;
 }
 
 // The file's chat template, or Qwen3's built-in one when it has none that parses.

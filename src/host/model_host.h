@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/prompt_builder.h"
@@ -15,6 +16,7 @@
 #include "base/thread_pool.h"
 #include "engine/engine.h"
 #include "host/host_options.h"
+#include "host/kv_plan.h"
 #include "host/model_info.h"
 #include "model/qwen3_model.h"
 #include "text/grammar/token_trie.h"
@@ -34,6 +36,8 @@ class ModelHost {
  public:
   // The options' values that need no model: the default mode and the engine's limits.
   static Status check_options(const HostOptions& options);
+  // --kv-type's name to the stored type: f16, bf16, q8_0.
+  static std::optional<GgmlType> kv_cache_type(const std::string& name);
 
   // `options` must pass check_options and outlive the host.
   ModelHost(const HostOptions& options, Logger& log);
@@ -60,6 +64,7 @@ class ModelHost {
   const ModelInfo& info() const { return info_; }
   const Qwen3Config& config() const { return model_->config(); }
   ThinkDefault think_default() const { return think_default_; }
+  double request_timeout_seconds() const { return options_.request_timeout_seconds; }
   // The engine's think-block ids; every output pipeline reads its tokens with these.
   const std::shared_ptr<const ReasoningTokenIds>& reasoning_ids() const { return reasoning_ids_; }
   // The tokens structured output may write, with their bytes (control tokens, think tags and
@@ -67,6 +72,10 @@ class ModelHost {
   const std::shared_ptr<const grammar::TokenTrie>& token_trie() const { return token_trie_; }
   // What the prompt builder needs (tokenizer, template, vocabulary and context sizes).
   PromptContext prompt_context() const;
+  // One line for the log once loaded: load time, model, format, context, KV type and memory,
+  // sequences, threads, backend.
+  std::string startup_summary() const;
+  const KvPlan& kv_plan() const { return plan_; }
 
  private:
   // No -m: the built-in demo model is served.
@@ -75,6 +84,7 @@ class ModelHost {
   Status load_model(const std::string& path);
   Status load_tokenizer();
   Status make_engine();
+  Status plan_kv_cache(const EngineConfig& ec);
   Status load_chat_template();
 
   const HostOptions& options_;
@@ -87,6 +97,8 @@ class ModelHost {
   std::unique_ptr<Engine> engine_;
   ModelInfo info_;
   SpecialTokens special_;
+  KvPlan plan_;
+  std::string load_time_;  // "1.32 s"
   std::shared_ptr<const ReasoningTokenIds> reasoning_ids_;
   std::shared_ptr<const grammar::TokenTrie> token_trie_;
   std::atomic<bool> loaded_{false};

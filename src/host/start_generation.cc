@@ -23,6 +23,8 @@ Result<RunningGeneration> start_generation(ModelHost& host, const ApiRequest& re
   out.tool_id_seed = std::random_device{}() * 0x9E3779B97F4A7C15ull + std::random_device{}();
   out.logprobs = request.sampling.logprobs;
   GenerateRequest gen = prepared.gen;
+  if (const double limit = host.request_timeout_seconds(); limit > 0)
+    gen.deadline = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(limit * 1e6));
   if (request.output_format.grammar) {
     // Structured output: the answer follows the grammar; reasoning, when the prompt lets the
     // model think, stays free and the grammar starts after </think>.

@@ -36,17 +36,27 @@ Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
   // Where the backend keeps its own copy of a matrix, the file's pages of it leave our
   // resident memory (tied embeddings still read rows from them, paged back in on demand).
   auto prepare = [&](const WeightMatrix& w) {
+    const size_t bytes = static_cast<size_t>(w.rows) * w.row_bytes;
     if (m->backend_->prepare_weights(w))
-      m->file_->release(w.data, static_cast<size_t>(w.rows) * w.row_bytes);
+      m->file_->release(w.data, bytes);
+    else
+      m->mapped_weight_bytes_ += bytes;
   };
   auto cancelled = [&] { return options.cancel && options.cancel->load(); };
+  const auto total = static_cast<int64_t>(m->weights_.layers.size()) * 7 + 2;
+  int64_t done = 0;
+  auto step = [&] {
+    if (options.progress) options.progress(++done, total);
+  };
   for (const Qwen3Layer& l : m->weights_.layers) {
     for (const WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
       if (cancelled()) return Status::error(std::string(kLoadCancelled));
       prepare(*w);
+      step();
     }
   }
   prepare(m->weights_.output);
+  step();
   for (const Qwen3Layer& l : m->weights_.layers)
     for (const std::vector<float>* v : {&l.attn_norm, &l.ffn_norm, &l.q_norm, &l.k_norm})
       m->backend_->prepare_vector(*v);
@@ -54,6 +64,9 @@ Result<std::unique_ptr<Qwen3Model>> Qwen3Model::load(const std::string& path,
   const WeightMatrix& table = m->weights_.token_embd;
   if (m->backend_->prepare_table(table))
     m->file_->release(table.data, static_cast<size_t>(table.rows) * table.row_bytes);
+  else
+    m->mapped_weight_bytes_ += static_cast<size_t>(table.rows) * table.row_bytes;
+  step();
   DUET_TRY(m->backend_->status().with_context(m->backend_->name()));
   m->rope_ = compute_rope_tables(m->config_);
   return m;

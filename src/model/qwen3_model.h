@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -52,6 +53,9 @@ struct ModelLoadOptions {
   // When set and true, the load stops between matrices and fails with kLoadCancelled (a
   // server told to stop while it loads).
   const std::atomic<bool>* cancel = nullptr;
+  // Called after each matrix is prepared for the backend (packed, or copied to a GPU), with
+  // how many of how many are done: a command shows it as progress (base/progress.h).
+  std::function<void(int64_t done, int64_t total)> progress;
 };
 
 inline constexpr std::string_view kLoadCancelled = "the load was cancelled";
@@ -76,6 +80,10 @@ class Qwen3Model {
   Result<std::unique_ptr<KvStorage>> new_kv_storage(int64_t n_blocks, int64_t block_size,
                                                     GgmlType dtype);
 
+  // Bytes of weights read from the mapped file (no backend copy): they must stay resident,
+  // though the kernel counts them as reclaimable page cache.
+  size_t mapped_weight_bytes() const { return mapped_weight_bytes_; }
+
   // Bytes of weights one decode step reads: every matrix once, one embedding row.
   size_t weight_bytes_read_per_token() const;
 
@@ -96,6 +104,7 @@ class Qwen3Model {
   std::unique_ptr<Backend> backend_;
   Qwen3Config config_;
   Qwen3Weights weights_;
+  size_t mapped_weight_bytes_ = 0;
   RopeTables rope_;
   // One pass's activations, in buffers of the backend (device memory on a GPU, where a
   // step's values stay between operations), kept between passes so that a decode step

@@ -1,19 +1,32 @@
 #include "server/app.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "model/qwen3_model.h"
+#include "server/api_keys.h"
 #include "server/front_door.h"
 #include "server/guard.h"
 #include "server/http_server.h"
 #include "server/routes.h"
+#include "server/sd_notify.h"
 
 namespace duet {
 namespace {
+
+// Tells systemd (Type=notify; nothing without NOTIFY_SOCKET) where the server stands. A
+// failure is logged and otherwise ignored: the server works the same without a supervisor.
+void notify_systemd(Logger& log, const std::string& state) {
+  if (Status s = sd_notify(state); !s) log.warn("-", s.message());
+}
 
 // The main thread waits here for the model to load, a signal, or a load failure.
 struct Lifecycle {
@@ -23,6 +36,19 @@ struct Lifecycle {
   bool load_done = false;
   bool load_failed = false;
 };
+
+Status check_model_path(const std::string& path) {
+  if (path.empty()) return Status::ok();  // the demo model
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st))
+    return Status::error("the model file " + path + " does not exist (-m)");
+  if (std::filesystem::is_directory(st))
+    return Status::error("the model path " + path + " is a directory, not a GGUF file (-m)");
+  if (access(path.c_str(), R_OK) != 0)
+    return Status::error("the model file " + path + " cannot be read: " + std::strerror(errno));
+  return Status::ok();
+}
 
 }  // namespace
 
@@ -40,13 +66,29 @@ int run_serve(const ServeOptions& options) {
     log.error("-", "--max-queue must be >= 0");
     return 1;
   }
+  // A model file that is not there is said before "listening", naming the path.
+  if (Status s = check_model_path(options.model.model_path); !s) {
+    log.error("-", s.message());
+    return 1;
+  }
+  // The keys themselves are never logged; only how many there are.
+  Result<std::vector<std::string>> api_keys = load_api_keys(options.api_keys, options.api_key_file);
+  if (!api_keys) {
+    log.error("-", api_keys.message());
+    return 1;
+  }
   ServerMetrics metrics("");
   ModelHost host(options.model, log);
   ServerContext ctx(options, log, metrics, host);
+  ctx.api_keys = std::move(*api_keys);
   ctx.bound_to_loopback = is_loopback_host(options.host);
   if (!ctx.bound_to_loopback)
     log.warn("-", "listening on a non-loopback address: anyone who can reach it can use it" +
-                      std::string(options.api_key.empty() ? " (no --api-key set)" : ""));
+                      std::string(ctx.api_keys.empty() ? " (no --api-key set)" : ""));
+  if (!ctx.api_keys.empty())
+    log.info("-", "API key required on every route but /health and the chat page's files (" +
+                      std::to_string(ctx.api_keys.size()) +
+                      (ctx.api_keys.size() == 1 ? " key accepted)" : " keys accepted)"));
 
   Router router;
   add_ops_routes(router, ctx);
@@ -84,15 +126,17 @@ int run_serve(const ServeOptions& options) {
     log.error("-", s.message());
     return 1;
   }
-  log.info(
-      "-",
-      "duet listening on http://" +
-          (options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host) +
-          ":" + std::to_string(server.port()) + " (loading the model; /ready says 503 until done)");
+  const std::string address =
+      (options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host) +
+      ":" + std::to_string(server.port());
+  log.info("-", "duet listening on http://" + address +
+                    " (loading the model; /ready says 503 until done)");
 
   // Load in the background so /health and /ready answer meanwhile.
   std::thread loader([&] {
     Status s = host.load();
+    // From here /ready answers 200 (until a drain begins): systemd may start what waits on us.
+    if (s) notify_systemd(log, "READY=1\nSTATUS=model loaded, serving");
     std::lock_guard<std::mutex> lock(life.mu);
     life.load_done = true;
     if (!s && s.message() == kLoadCancelled) {
@@ -103,6 +147,7 @@ int run_serve(const ServeOptions& options) {
       log.error("-", s.message());
     } else {
       metrics.set_model_name(host.info().name);
+      log.info("-", host.startup_summary() + " | http://" + address);
     }
     life.cv.notify_all();
   });
@@ -116,6 +161,8 @@ int run_serve(const ServeOptions& options) {
     if (!life.load_done) host.cancel_load();
   }
   loader.join();
+  // After the loader: a load that ended just as the signal came has sent its READY=1 first.
+  notify_systemd(log, exit_code == 0 ? "STOPPING=1\nSTATUS=draining" : "STOPPING=1");
 
   if (exit_code == 0) {
     // Drain: /ready → 503, new generations → 503, in-flight ones may finish.

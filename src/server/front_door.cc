@@ -1,7 +1,9 @@
 #include "server/front_door.h"
 
 #include "api/errors.h"
+#include "server/api_keys.h"
 #include "server/guard.h"
+#include "server/routes.h"
 
 namespace duet {
 
@@ -54,10 +56,12 @@ void handle_request(ServerContext& ctx, const Router& router, const std::shared_
       return ex->respond(std::move(res));
     }
   }
-  if (!ctx.options.api_key.empty() && req.path != "/health") {
+  // /health and the chat page's own files (which hold no data) need no key: the page then
+  // asks its user for one when the API answers 401.
+  if (!ctx.api_keys.empty() && req.path != "/health" && !is_public_web_request(req)) {
     std::string_view given = bearer_token(req.header("authorization").value_or(""));
     if (given.empty()) given = req.header("x-api-key").value_or("");
-    if (!constant_time_equals(given, ctx.options.api_key)) {
+    if (!api_key_accepted(given, ctx.api_keys)) {
       HttpResponse res = error_response(req.path, 401, "missing or wrong API key");
       res.headers.push_back({"WWW-Authenticate", "Bearer"});
       return ex->respond(std::move(res));

@@ -1,5 +1,6 @@
 // Every request passes here before its route: Host check (DNS rebinding), Origin check and
-// CORS, the API key, then the route table (404 unknown path, 405 wrong method).
+// CORS, the API key (not for /health and the chat page's files), then the route table (404 unknown
+// path, 405 wrong method).
 #pragma once
 
 #include <memory>

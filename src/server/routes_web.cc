@@ -44,6 +44,12 @@ void serve_asset(Exchange& ex, const WebAsset& asset) {
 
 }  // namespace
 
+bool is_public_web_request(const HttpRequest& req) {
+  if (req.method != "GET" && req.method != "HEAD") return false;
+  if (req.path == "/") return accepts_html(req);
+  return req.path.starts_with("/assets/");
+}
+
 void add_web_routes(Router& router, ServerContext& ctx) {
   router.add("GET", "/", [](const std::shared_ptr<Exchange>& ex) {
     const WebAsset* page = find_web_asset("/index.html");

@@ -15,7 +15,10 @@ struct ServeOptions {
   HostOptions model;  // the model, its backend and engine, the default mode (duet run shares these)
   std::string host = "127.0.0.1";
   int port = 8080;
-  std::string api_key;     // empty: no key required
+  // --api-key (repeatable; each may hold several keys, comma-separated) and --api-key-file:
+  // with none, no key is required (server/api_keys.h reads both)
+  std::vector<std::string> api_keys;
+  std::string api_key_file;
   int64_t max_queue = 64;  // requests that may wait beyond max_running; then 429
   int http_threads = 2;    // I/O threads
   std::vector<std::string> cors_origins;

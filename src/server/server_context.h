@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "base/log.h"
 #include "host/model_host.h"
@@ -26,6 +28,8 @@ struct ServerContext {
   ServerMetrics& metrics;
   ModelHost& host;
   bool bound_to_loopback = true;
+  // Every API key accepted (--api-key, DUET_API_KEY, --api-key-file); empty: none needed.
+  std::vector<std::string> api_keys;
   // Where generation requests are parsed, rendered and tokenized (off the I/O threads).
   PrepWorkers prep;
 

@@ -2,7 +2,8 @@
 # The chat page: its pure modules under node, its routes over HTTP, then the page in Debian's
 # chromium (headless, driven by playwright-core) against the real binary. The model is forged with a template whose
 # generation prompt opens <think> in thinking mode (tests/cli/data/thinking_template.jinja),
-# so thinking replies really stream reasoning that the budget closes. Screenshots:
+# so thinking replies really stream reasoning that the budget closes; then the page against a
+# server with API keys (the key form). Screenshots:
 # build/test-artifacts/chat_page/.
 # Usage: chat_page.sh PATH/TO/duet [GOLDEN_DIR]
 set -uo pipefail
@@ -33,4 +34,11 @@ start_server -m "$SERVE_TMP/chat.gguf" --name chat-test --threads 1 --debug-step
 run_or_dump env DUET_PORT=$PORT node "$HERE/../node/chat_page_routes.mjs"
 run_or_dump env DUET_PORT=$PORT DUET_ARTIFACTS="$ARTIFACTS" node "$HERE/../node/chat_page.mjs"
 grep -q "client went away while decode; cancelled" "$SERVER_LOG" || { echo "no cancel in the server log"; exit 1; }
+
+# A keyed server: the page loads without the key, asks for it, refuses a wrong one, and a
+# reply streams with the right one (given here in a file, beside a second key on the line).
+printf '# the chat page test\nchat-page-key-1\n' >"$SERVE_TMP/keys.txt"
+READY_HEADERS="Authorization: Bearer chat-page-key-1" start_server -m "$SERVE_TMP/chat.gguf" --name chat-test \
+  --threads 1 --debug-step-pause-ms 4 --api-key other-key --api-key-file "$SERVE_TMP/keys.txt" || exit 1
+run_or_dump env DUET_PORT=$PORT DUET_KEY=chat-page-key-1 DUET_ARTIFACTS="$ARTIFACTS" node "$HERE/../node/chat_page_key.mjs"
 echo "chat_page: ok (screenshots in $ARTIFACTS)"

@@ -1,9 +1,20 @@
 // The server's OpenAI API, from plain fetch: the model list and a streamed chat completion.
+// Every call goes through KeyedFetch, which sends the API key of a keyed server (auth.js).
+import { KeyedFetch } from './auth.js';
 import { SseParser } from './sse.js';
 
+let api = null;
+
+// askKey(refused): the page's question for the key (key_form.js); see auth.js.
+export function useKeyPrompt(askKey) {
+  api = new KeyedFetch({ fetch: (url, init) => fetch(url, init), storage: sessionStorage, askKey });
+}
+
+const apiFetch = (url, init) => (api ? api.fetch(url, init) : fetch(url, init));
+
 export async function listModels() {
-  const res = await fetch('/v1/models');
-  if (!res.ok) throw new Error(`/v1/models: HTTP ${res.status}`);
+  const res = await apiFetch('/v1/models');
+  if (!res.ok) throw new Error(await errorOf(res));
   return (await res.json()).data || [];
 }
 
@@ -24,7 +35,7 @@ async function errorOf(res) {
 // rejects with an AbortError when `signal` aborts (the server then sees the connection close
 // and cancels the generation).
 export async function streamChat(body, { signal, onOpen, onChunk }) {
-  const res = await fetch('/v1/chat/completions', {
+  const res = await apiFetch('/v1/chat/completions', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),

@@ -5,8 +5,9 @@ import '../styles/layout.css';
 import '../styles/messages.css';
 import '../styles/code.css';
 import 'katex/dist/katex.min.css';
-import { listModels, streamChat } from './api.js';
+import { listModels, streamChat, useKeyPrompt } from './api.js';
 import { drawConversation } from './conversation_view.js';
+import { keyForm } from './key_form.js';
 import { parseModeHeader } from './reply.js';
 import { drawSidebar } from './sidebar.js';
 import { Store } from './store.js';
@@ -20,6 +21,17 @@ const ui = {
 };
 const store = new Store();
 let running = null;  // { controller, view } while a reply streams
+
+let modelsFailed = false;  // the model list could not be loaded (e.g. no key given then)
+
+// A keyed server: the API's 401 asks for the key (kept in this tab), then the call goes on.
+// A model list that failed for want of a key is loaded again once one is given.
+const askKey = keyForm($('key-dialog'));
+useKeyPrompt(async (refused) => {
+  const key = await askKey(refused);
+  if (key && modelsFailed) setTimeout(loadModels);
+  return key;
+});
 
 // --- settings (kept across reloads) ---
 const SETTINGS = 'duet.settings.v1';
@@ -221,6 +233,7 @@ ui.messages.addEventListener('click', async (e) => {
 // --- start ---
 async function loadModels() {
   try {
+    modelsFailed = false;
     const models = await listModels();
     ui.model.replaceChildren(...models.map((m) => new Option(m.id, m.id)));
     if (models.some((m) => m.id === settings.model)) ui.model.value = settings.model;
@@ -229,6 +242,7 @@ async function loadModels() {
     ui.modelNote.textContent = demo ? 'demo model: random weights, its text is noise' : '';
     ui.modelNote.title = chosen?.description || '';
   } catch (e) {
+    modelsFailed = true;
     ui.modelNote.textContent = `cannot list models: ${e.message}`;
   }
 }

@@ -128,6 +128,12 @@ class VulkanBackend final : public Backend {
   size_t max_buffer_bytes() const override {
     return static_cast<size_t>(ctx_->info().max_storage_buffer_range);
   }
+  // The device-local heap less what duet has put there (other programs' use is not seen).
+  std::optional<size_t> free_memory_bytes() const override {
+    const size_t heap = ctx_->info().device_local_bytes;
+    return heap > uploaded_bytes_ ? heap - uploaded_bytes_ : 0;
+  }
+  bool buffers_in_host_memory() const override { return false; }
 
   Result<std::unique_ptr<BackendBuffer>> allocate(size_t bytes) override {
     auto b = Buffer::create(*ctx_, bytes, vk::Memory::kDevice);
