@@ -12,6 +12,11 @@ int64_t blocks_for(int64_t tokens, int64_t block_size) {
 
 std::string tokens_text(int64_t n) { return std::to_string(n) + " tokens"; }
 
+// Tokens in `blocks` blocks, saturating: an unbounded backend has INT64_MAX blocks.
+int64_t tokens_in(int64_t blocks, int64_t block_size) {
+  return blocks > INT64_MAX / block_size ? INT64_MAX : blocks * block_size;
+}
+
 }  // namespace
 
 int64_t KvPlan::pool_tokens() const { return blocks * block_size; }
@@ -30,7 +35,8 @@ Result<KvPlan> plan_kv(const KvPlanInput& in) {
     return Status::error("the model's KV shape is empty");
   if (in.ctx_size < 0) return Status::error("-c must be >= 0 (0: the model's context)");
   if (in.parallel < 1) return Status::error("--parallel must be >= 1");
-  if (in.kv_budget_mb < 0) return Status::error("--kv-budget-mb must be >= 0 (0: derived)");
+  if (in.kv_budget_mb < 0 || in.kv_budget_mb > (int64_t{1} << 30))
+    return Status::error("--kv-budget-mb must be in [0, 2^30] (0: derived)");
 
   KvPlan plan;
   plan.block_size = in.block_size;
@@ -52,8 +58,8 @@ Result<KvPlan> plan_kv(const KvPlanInput& in) {
   const int64_t need = blocks_for(plan.context, in.block_size);
   // The most blocks the pool may have, and what sets that limit.
   int64_t cap = std::max<int64_t>(0, in.max_blocks);
-  std::string cap_reason =
-      "the backend's largest buffer holds " + tokens_text(cap * in.block_size) + " of KV per layer";
+  std::string cap_reason = "the backend's largest buffer holds " +
+                           tokens_text(tokens_in(cap, in.block_size)) + " of KV per layer";
   std::string cap_flags = "-c, --kv-type";
   if (in.kv_budget_mb > 0) {
     const auto budget =
@@ -61,7 +67,7 @@ Result<KvPlan> plan_kv(const KvPlanInput& in) {
     if (budget < cap) {
       cap = budget;
       cap_reason = "--kv-budget-mb " + std::to_string(in.kv_budget_mb) + " holds " +
-                   tokens_text(budget * in.block_size);
+                   tokens_text(tokens_in(budget, in.block_size));
       cap_flags = "-c, --kv-budget-mb, --kv-type";
     }
   } else if (in.free_bytes) {
@@ -70,7 +76,7 @@ Result<KvPlan> plan_kv(const KvPlanInput& in) {
     if (usable < cap) {
       cap = usable;
       cap_reason = format_bytes(*in.free_bytes) + " of memory is free, which holds " +
-                   tokens_text(usable * in.block_size);
+                   tokens_text(tokens_in(usable, in.block_size));
       cap_flags = "-c, --kv-type, --kv-budget-mb";
     }
   }
@@ -85,7 +91,7 @@ Result<KvPlan> plan_kv(const KvPlanInput& in) {
                            (in.kv_budget_mb > 0 ? "raise --kv-budget-mb, " : "") +
                            "or add --fit to use the largest context that fits");
     }
-    const int64_t fitted = std::min(plan.context, cap * in.block_size);
+    const int64_t fitted = std::min(plan.context, tokens_in(cap, in.block_size));
     plan.adjustments.push_back("context " + std::to_string(plan.context) + " -> " +
                                tokens_text(fitted) + ": " + needs + " (" + cap_flags + ")");
     plan.context = fitted;
@@ -97,15 +103,14 @@ Result<KvPlan> plan_kv(const KvPlanInput& in) {
     plan.pool_reason = "--kv-budget-mb " + std::to_string(in.kv_budget_mb);
   } else {
     // A full context per sequence, within half the free memory, never below one context.
-    const int64_t want = full > cap / in.parallel ? cap : full * in.parallel;
-    int64_t share = INT64_MAX;
-    if (in.free_bytes)
-      share = static_cast<int64_t>(*in.free_bytes / 2 / per_block);
-    else
-      share = full * std::min<int64_t>(in.parallel, 4);  // unknown memory: stay modest
+    const bool each_fits = full <= cap / in.parallel;  // full × parallel, without overflow
+    const int64_t want = each_fits ? full * in.parallel : cap;
+    const int64_t share = in.free_bytes
+                              ? static_cast<int64_t>(*in.free_bytes / 2 / per_block)
+                              : full * std::min<int64_t>(in.parallel, 4);  // unknown: stay modest
     plan.blocks = std::min(want, std::max(share, full));
     plan.pool_reason =
-        plan.blocks == full * in.parallel
+        each_fits && plan.blocks == want
             ? "a full context for each of " + std::to_string(in.parallel) + " sequences"
         : in.free_bytes
             ? "half of the " + format_bytes(*in.free_bytes) + " free, shared by the sequences"

@@ -138,6 +138,29 @@ TEST(KvPlan, BadFlagsAreErrors) {
   EXPECT_FALSE(plan_kv(in));
 }
 
+TEST(KvPlan, ExtremeFlagsDoNotOverflow) {  // UBSan checks the arithmetic in the ASan build
+  KvPlanInput in = qwen3_06b();
+  in.parallel = INT64_MAX;
+  auto plan = plan_kv(in);
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->context, 40960);
+  in = qwen3_06b();
+  in.free_bytes.reset();
+  in.parallel = INT64_MAX;
+  plan = plan_kv(in);
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->pool_tokens(), 4 * 40960);
+  in = qwen3_06b();
+  in.kv_budget_mb = INT64_MAX;
+  EXPECT_FALSE(plan_kv(in));
+  in = qwen3_06b();
+  in.ctx_size = INT64_MAX;
+  in.fit = true;
+  plan = plan_kv(in);
+  ASSERT_TRUE(plan) << plan.message();
+  EXPECT_EQ(plan->context, 40960);
+}
+
 TEST(KvPlan, FormatsSizes) {
   EXPECT_EQ(format_bytes(640u << 20), "640 MiB");
   EXPECT_EQ(format_bytes(3 * kGiB / 2), "1.5 GiB");
