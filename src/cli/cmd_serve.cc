@@ -97,13 +97,13 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(HostOption
   cmd->callback([run, o, adjust, cmd, config, print_config] {
     // llama-server's spellings of --kv-type are for the command line only.
     const std::set<std::string> skip = {"config", "print-config", "cache-type-k", "cache-type-v"};
-    auto sources = std::make_shared<OptionSources>(std::set<std::string>{"api-key"});
-    if (Status s = sources->apply(*cmd, *config, skip); !s) {
+    OptionSources sources(std::set<std::string>{"api-key"});
+    if (Status s = sources.apply(*cmd, *config, skip); !s) {
       *run = [s] { return fail(s.message()); };
       return;
     }
     if (*print_config) {
-      const std::string text = sources->print(*cmd, skip);
+      const std::string text = sources.print(*cmd, skip);
       *run = [text] {
         std::fputs(text.c_str(), stdout);
         return 0;

@@ -85,12 +85,11 @@ Result<KvPlan> plan_kv(const KvPlanInput& in) {
     const std::string needs = "a context of " + tokens_text(plan.context) + " needs " +
                               format_bytes(static_cast<size_t>(need) * per_block) +
                               " of KV cache and " + cap_reason;
-    if (!in.fit || cap < 1) {
-      if (cap < 1) return Status::error(needs + "; no KV block fits");
+    if (cap < 1) return Status::error(needs + "; no KV block fits");
+    if (!in.fit)
       return Status::error(needs + "; lower -c, choose --kv-type q8_0, " +
                            (in.kv_budget_mb > 0 ? "raise --kv-budget-mb, " : "") +
                            "or add --fit to use the largest context that fits");
-    }
     const int64_t fitted = std::min(plan.context, tokens_in(cap, in.block_size));
     plan.adjustments.push_back("context " + std::to_string(plan.context) + " -> " +
                                tokens_text(fitted) + ": " + needs + " (" + cap_flags + ")");
@@ -109,15 +108,16 @@ Result<KvPlan> plan_kv(const KvPlanInput& in) {
                               ? static_cast<int64_t>(*in.free_bytes / 2 / per_block)
                               : full * std::min<int64_t>(in.parallel, 4);  // unknown: stay modest
     plan.blocks = std::min(want, std::max(share, full));
-    plan.pool_reason =
-        each_fits && plan.blocks == want
-            ? "a full context for each of " + std::to_string(in.parallel) + " sequences"
-        : in.free_bytes
-            ? "half of the " + format_bytes(*in.free_bytes) + " free, shared by the sequences"
-            : "four full contexts, shared by the sequences";
-    if (plan.blocks == full && in.parallel > 1) plan.pool_reason = "one full context, shared";
+    if (each_fits && plan.blocks == want)
+      plan.pool_reason = "a full context for each of " + std::to_string(in.parallel) + " sequences";
+    else if (plan.blocks == full)
+      plan.pool_reason = "one full context, shared";
+    else if (in.free_bytes)
+      plan.pool_reason =
+          "half of the " + format_bytes(*in.free_bytes) + " free, shared by the sequences";
+    else
+      plan.pool_reason = "four full contexts, shared by the sequences";
   }
-  plan.blocks = std::max<int64_t>(plan.blocks, 1);
   plan.bytes = static_cast<size_t>(plan.blocks) * per_block;
   return plan;
 }

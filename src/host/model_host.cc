@@ -189,8 +189,7 @@ Status ModelHost::plan_kv_cache(const EngineConfig& ec) {
                            ? c.rope_scaling.original_context
                            : c.n_ctx_train;
   in.ctx_size = options_.ctx_size;
-  in.bytes_per_token =
-      ggml_row_bytes(ec.kv_type, shape.width()) * 2 * static_cast<size_t>(shape.n_layer);
+  in.bytes_per_token = KvStorage::bytes_per_token(shape, ec.kv_type);
   in.block_size = ec.block_size;
   in.parallel = options_.max_running;
   in.kv_budget_mb = options_.kv_budget_mb;

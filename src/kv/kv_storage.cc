@@ -54,11 +54,14 @@ int64_t KvStorage::max_blocks(const Backend& backend, const KvShape& cfg, int64_
       std::min<size_t>(backend.max_buffer_bytes() / per_block, size_t{INT32_MAX} / block_size));
 }
 
+size_t KvStorage::bytes_per_token(const KvShape& shape, GgmlType dtype) {
+  return ggml_row_bytes(dtype, shape.width()) * 2 * static_cast<size_t>(shape.n_layer);
+}
+
 int64_t KvStorage::blocks_for_budget(const KvShape& cfg, size_t bytes, int64_t block_size,
                                      GgmlType dtype) {
-  const size_t per_block = ggml_row_bytes(dtype, cfg.width()) * static_cast<size_t>(block_size) *
-                           2 * static_cast<size_t>(cfg.n_layer);
-  return static_cast<int64_t>(bytes / per_block);
+  return static_cast<int64_t>(bytes /
+                              (bytes_per_token(cfg, dtype) * static_cast<size_t>(block_size)));
 }
 
 size_t KvStorage::bytes_per_block() const {

@@ -29,6 +29,8 @@ class KvStorage {
   static Result<std::unique_ptr<KvStorage>> create(Backend& backend, const KvShape& shape,
                                                    int64_t n_blocks, int64_t block_size,
                                                    GgmlType dtype);
+  // Bytes one cached token takes: K and V of every layer.
+  static size_t bytes_per_token(const KvShape& shape, GgmlType dtype);
   // How many blocks of this shape fit in `bytes`.
   static int64_t blocks_for_budget(const KvShape& shape, size_t bytes, int64_t block_size,
                                    GgmlType dtype);

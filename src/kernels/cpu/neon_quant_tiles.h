@@ -129,22 +129,27 @@ struct IQ4_NLFormat : Blocks32Base<BlockIQ4_NL> {
   }
 };
 
-// Q4_K and Q5_K: y = Σ_sb dx·(d·Σ_j sc_j·Σ u·a − dmin·Σ_j m_j·Σ_{32 of j} a), u the unsigned
-// code of sub-block j (32 columns: chunks 2j and 2j + 1).
-template <bool kQ5>
-struct K45Format {
-  using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
+// The K-quants' super-blocks: 256 columns in 16 chunks of 16, each chunk with its own scale,
+// against activations quantized per 256.
+struct Super256Base {
   static constexpr int kCols = 256, kChunks = 16;
   static constexpr bool kScaled = true;
   using Act = Q8x256Row;
+  static Act act(const uint8_t* x, int64_t cols) { return q8x256_row(x, cols); }
+  static const int8_t* act_codes(const Act& a, int64_t u) { return a.qs + 256 * u; }
+};
+
+// Q4_K and Q5_K: y = Σ_sb dx·(d·Σ_j sc_j·Σ u·a − dmin·Σ_j m_j·Σ_{32 of j} a), u the unsigned
+// code of sub-block j (32 columns: chunks 2j and 2j + 1).
+template <bool kQ5>
+struct K45Format : Super256Base {
+  using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
   struct Unit {
     int8x16_t c[16];
     int32_t sc[16];
     int16x8_t mins;
     float d, dmin;
   };
-  static Act act(const uint8_t* x, int64_t cols) { return q8x256_row(x, cols); }
-  static const int8_t* act_codes(const Act& a, int64_t u) { return a.qs + 256 * u; }
   static void load(const uint8_t* row, int64_t u, Unit& out) {
     const Block& b = reinterpret_cast<const Block*>(row)[u];
     uint8_t sc[8], mn[8];
@@ -184,17 +189,12 @@ struct K45Format {
 
 // Q6_K: y = Σ_sb d·dx·Σ_k sc_k·Σ (q − 32)·a over sub-blocks k of 16 (chunk k); see
 // ref::dequant_q6_k for where the 4 + 2 bits of each code live.
-struct K6Format {
-  static constexpr int kCols = 256, kChunks = 16;
-  static constexpr bool kScaled = true;
-  using Act = Q8x256Row;
+struct K6Format : Super256Base {
   struct Unit {
     int8x16_t c[16];
     int32_t sc[16];
     float d;
   };
-  static Act act(const uint8_t* x, int64_t cols) { return q8x256_row(x, cols); }
-  static const int8_t* act_codes(const Act& a, int64_t u) { return a.qs + 256 * u; }
   static void load(const uint8_t* row, int64_t u, Unit& out) {
     const BlockQ6_K& b = reinterpret_cast<const BlockQ6_K*>(row)[u];
     out.d = neon_fp16(b.d);
