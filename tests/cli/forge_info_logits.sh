@@ -7,7 +7,8 @@ DUET=$1
 GOLDEN=$2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=lib/expect.bash
+source "$(dirname "$0")/lib/expect.bash"
 
 # A small model with Qwen3's real vocabulary and chat template.
 "$DUET" forge --preset qwen3-0.6b --layers 1 --hidden 64 --heads 2 --kv-heads 1 --head-dim 32 \
@@ -43,15 +44,6 @@ for t in f32 f16 bf16 q8_0 q4_0; do
 done
 
 # Bad input: a clear message and exit code 1, never a signal.
-expect_error() {
-  local want=$1; shift
-  set +e
-  out=$("$@" 2>&1)
-  rc=$?
-  set -e
-  [[ $rc -eq 1 || $rc -eq 2 ]] || fail "'$*' exited $rc (want 1 or 2): $out"
-  [[ "$out" == *"$want"* ]] || fail "'$*' said '$out', want it to mention '$want'"
-}
 expect_error "outside the vocabulary" "$DUET" logits -m "$TMP/b-f32.gguf" --tokens 1,99999 --out "$TMP/x"
 expect_error "not a token id" "$DUET" logits -m "$TMP/b-f32.gguf" --tokens 1,-1 --out "$TMP/x"
 expect_error "not a token id" "$DUET" logits -m "$TMP/b-f32.gguf" --tokens 1,,2 --out "$TMP/x"

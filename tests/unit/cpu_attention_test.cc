@@ -224,6 +224,10 @@ TEST_P(CpuAttention, PrefillFromTheStart) {
 
 TEST_P(CpuAttention, ChunkContinuingAContext) { check(range(50, 7), 4); }
 
+// A prompt chunk deep into a context: many chunks of keys before the causal edge, tasks
+// of full and partial row groups, the edge inside and across chunks.
+TEST_P(CpuAttention, PromptChunkAtDepth) { check(range(200, 45), 9); }
+
 TEST_P(CpuAttention, DecodeOneToken) {
   check({100}, 5);
   check({16}, 6);  // the first position of a fresh key chunk
@@ -331,11 +335,11 @@ TEST(CpuAttentionPieces, ScoresFromKeyRowsAreDotProducts) {
 }
 
 // The AVX-512 path runs a decoding sequence's task (up to kAttnDecodeRows query rows) in one
-// fused kernel for F16 and BF16 head-major caches whose blocks hold whole key chunks, and
+// fused kernel for F16, BF16 and Q8_0 head-major caches whose blocks hold whole key chunks, and
 // declines everything else, which then goes the chunked way. The cases above meet both (the
 // backend calls it under the same conditions), so they check its results; this pins down
 // which cases it takes.
-TEST(CpuAttentionPieces, DecodeTaskFusedForF16AndBf16HeadMajorCaches) {
+TEST(CpuAttentionPieces, DecodeTaskFusedForHeadMajorCaches) {
   if (!cpu_isa_supported(CpuIsa::kAvx512)) GTEST_SKIP() << "CPU lacks the AVX-512 path";
   const cpu::CpuKernels& k = cpu::cpu_kernels(CpuIsa::kAvx512);
   ASSERT_NE(k.attn_decode, nullptr);
@@ -362,18 +366,58 @@ TEST(CpuAttentionPieces, DecodeTaskFusedForF16AndBf16HeadMajorCaches) {
     }
     return taken;
   };
-  for (GgmlType t : {GgmlType::F16, GgmlType::BF16})
+  for (GgmlType t : {GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0})
     for (int64_t dim : {16, 32, 64, 128})
       for (int64_t bs : {16, 32})
-        for (int rows : {1, 2, 5, cpu::kAttnDecodeRows})
+        for (int rows : {1, 2, 5, cpu::kAttnDecodeRows}) {
+          if (dim % ggml_traits(t).block_elems != 0) continue;  // a Q8_0 head is whole blocks
           EXPECT_TRUE(takes({t, {8, 8, dim}, bs, true}, rows))
               << describe({t, {8, 8, dim}, bs, true}) << " rows " << rows;
+        }
   EXPECT_FALSE(takes({GgmlType::F32, {8, 8, 128}, 16, true}, 2));
-  EXPECT_FALSE(takes({GgmlType::Q8_0, {8, 8, 128}, 16, true}, 2));
   EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 128}, 16, false}, 2));  // position-major
   EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 128}, 5, true}, 2));    // blocks split chunks
   EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 40}, 16, true}, 2));    // head size
   EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 128}, 16, true}, cpu::kAttnDecodeRows + 1));
+}
+
+// The AVX-512 path runs a prompt's task (up to kAttnPrefillRows query rows, as one to four
+// groups of sixteen) in one fused kernel for every KV type of a head-major cache whose
+// blocks hold whole key chunks, heads of 64 or 128. Here each row count it may get, with
+// the causal edge different for every row, against the reference; and what it declines.
+TEST(CpuAttentionPieces, PrefillTaskFusedForHeadMajorCaches) {
+  if (!cpu_isa_supported(CpuIsa::kAvx512)) GTEST_SKIP() << "CPU lacks the AVX-512 path";
+  const cpu::CpuKernels& k = cpu::cpu_kernels(CpuIsa::kAvx512);
+  ASSERT_NE(k.attn_prefill, nullptr);
+  std::mt19937 rng(22);
+  // One query head per KV head: row r is the token at position 30 + 2r.
+  auto takes = [&](const Case& c, int rows) {
+    std::vector<int32_t> last(static_cast<size_t>(rows));
+    for (int r = 0; r < rows; ++r) last[r] = 30 + 2 * r;
+    TestCache cache(c, last.back() + 1, rng);
+    const std::vector<float> q = random_queries(c.shape, static_cast<size_t>(rows), rng);
+    std::vector<float> scaled(q);
+    for (float& x : scaled) x *= shape_of(c.shape).scale;
+    std::vector<float> out(q.size(), NAN);
+    const bool taken = k.attn_prefill(scaled.data(), rows, cache.view(), 0, c.shape.head_dim,
+                                      last.data(), out.data());
+    if (taken && c.shape.n_head == 1) expect_matches_reference(cache, q, last, out);
+    if (!taken) {
+      for (float x : out) EXPECT_TRUE(std::isnan(x)) << "declined but wrote";
+    }
+    return taken;
+  };
+  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0})
+    for (int64_t dim : {64, 128})
+      for (int rows : {1, 9, 16, 17, 33, 50, cpu::kAttnPrefillRows}) {
+        SCOPED_TRACE(describe({t, {1, 1, dim}, 16, true}) + " rows " + std::to_string(rows));
+        EXPECT_TRUE(takes({t, {1, 1, dim}, 16, true}, rows));
+      }
+  EXPECT_TRUE(takes({GgmlType::F16, {1, 1, 128}, 32, true}, 20));    // two chunks a block
+  EXPECT_FALSE(takes({GgmlType::F16, {8, 8, 128}, 16, false}, 20));  // position-major
+  EXPECT_FALSE(takes({GgmlType::F16, {1, 1, 128}, 5, true}, 20));    // blocks split chunks
+  EXPECT_FALSE(takes({GgmlType::F16, {1, 1, 32}, 16, true}, 20));    // head size
+  EXPECT_FALSE(takes({GgmlType::F16, {1, 1, 128}, 16, true}, cpu::kAttnPrefillRows + 1));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ namespace {
 // Query rows (token × head of a KV group) per task: enough to amortize converting each
 // chunk of keys and values (every task converts the chunks it reads), few enough that a
 // prompt still makes many tasks.
-constexpr int64_t kRowsPerTask = 64;
+constexpr int64_t kRowsPerTask = kAttnPrefillRows;
 
 int64_t group_of(const PagedAttentionArgs& a) { return a.n_head / a.n_head_kv; }
 
@@ -149,7 +149,7 @@ int64_t paged_attention_tasks(const PagedAttentionArgs& a) {
 
 AttnChunkRef paged_attention_first_chunk(const PagedAttentionArgs& a, int64_t task) {
   const PagedKvView& kv = a.kv;
-  if ((kv.dtype != GgmlType::F16 && kv.dtype != GgmlType::BF16) ||
+  if ((kv.dtype != GgmlType::F16 && kv.dtype != GgmlType::BF16 && kv.dtype != GgmlType::Q8_0) ||
       !kv.heads_contiguous(a.head_dim) || kv.block_size % kAttnKeys != 0)
     return {};
   const size_t at = kv.offset(task % a.n_head_kv, 0);
@@ -178,10 +178,16 @@ void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int6
     last_pos = std::max(last_pos, a.positions[t]);
   }
 
-  // A decoding sequence's few rows: one fused pass where the path has it.
-  const bool fused = rows <= kAttnDecodeRows && k.attn_decode != nullptr &&
-                     k.attn_decode(s.q.data(), static_cast<int>(rows), a.kv, kv_head, dim,
-                                   s.last.data(), next, s.acc.data());
+  // One fused pass where the path has it: a decoding sequence's few rows, or a prompt's.
+  // The prompt kernel also takes the few rows the decode kernel declines (an F32 cache), so
+  // that every task over such a cache is computed alike and a prompt gives the same bits
+  // however it was cut into steps.
+  const int n_rows = static_cast<int>(rows);
+  bool fused =
+      rows <= kAttnDecodeRows && k.attn_decode != nullptr &&
+      k.attn_decode(s.q.data(), n_rows, a.kv, kv_head, dim, s.last.data(), next, s.acc.data());
+  if (!fused && k.attn_prefill != nullptr)
+    fused = k.attn_prefill(s.q.data(), n_rows, a.kv, kv_head, dim, s.last.data(), s.acc.data());
   if (!fused) chunked_attention(k, a, kv_head, rows, first_pos, last_pos, s);
 
   for (int64_t r = 0; r < rows; ++r) {

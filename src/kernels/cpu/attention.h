@@ -42,7 +42,7 @@ bool paged_attention_supported(const PagedAttentionArgs& a);
 int64_t paged_attention_tasks(const PagedAttentionArgs& a);
 void paged_attention_task(const CpuKernels& k, const PagedAttentionArgs& a, int64_t task,
                           AttentionScratch& scratch, const AttnChunkRef& next = {});
-// The chunk a task reads first, where the decode kernel would read it (F16 / BF16
+// The chunk a task reads first, where the decode kernel would read it (F16 / BF16 / Q8_0
 // head-major blocks of whole chunks); empty otherwise.
 AttnChunkRef paged_attention_first_chunk(const PagedAttentionArgs& a, int64_t task);
 

@@ -32,6 +32,7 @@ CpuKernels build(CpuIsa isa) {
     fill_avx2_attention_kernels(k);
     fill_avx512_attention_kernels(k);
     fill_avx512_attention_decode_kernels(k);
+    fill_avx512_attention_prefill_kernels(k);
     fill_avx512_quant_kernels(k);
     fill_avx512_float_kernels(k, /*bf16_dot=*/isa == CpuIsa::kAvx512Bf16);
     fill_avx512_packed_kernels(k,

@@ -26,8 +26,11 @@ constexpr int kTileMaxSingleRow = 8;
 constexpr int kAttnKeys = 16;
 // Query rows up to which an attention task may go through CpuKernels::attn_decode.
 constexpr int kAttnDecodeRows = 8;
+// Query rows of a prompt's attention task (attention.cc), all of which
+// CpuKernels::attn_prefill takes at once.
+constexpr int kAttnPrefillRows = 64;
 
-// Where one chunk of kAttnKeys positions of one KV head starts, in an F16 or BF16
+// Where one chunk of kAttnKeys positions of one KV head starts, in an F16, BF16 or Q8_0
 // head-major cache: kAttnKeys rows of keys at k and of values at v. Null: no chunk.
 struct AttnChunkRef {
   const uint8_t* k = nullptr;
@@ -100,6 +103,11 @@ struct CpuKernels {
   // above); nullptr on paths without it.
   bool (*attn_decode)(const float* q, int rows, const PagedKvView& kv, int64_t head, int64_t dim,
                       const int32_t* last, const AttnChunkRef& next, float* out) = nullptr;
+  // All of a prompt-sized attention task at once (attention_prefill_avx512.cc): `rows` ≤
+  // kAttnPrefillRows query rows, otherwise as attn_decode. Returns false, having done
+  // nothing, for what it does not take; nullptr on paths without it.
+  bool (*attn_prefill)(const float* q, int rows, const PagedKvView& kv, int64_t head, int64_t dim,
+                       const int32_t* last, float* out) = nullptr;
 
   // Kernels for a weight type; nullptr when the type has none.
   const WeightKernels* for_type(GgmlType type) const;
@@ -119,6 +127,7 @@ void fill_avx2_attention_kernels(CpuKernels& k);
 void fill_avx512_quant_kernels(CpuKernels& k);
 void fill_avx512_attention_kernels(CpuKernels& k);
 void fill_avx512_attention_decode_kernels(CpuKernels& k);
+void fill_avx512_attention_prefill_kernels(CpuKernels& k);
 void fill_avx512_packed_kernels(CpuKernels& k, bool bf16_dot);
 void fill_avx512_float_kernels(CpuKernels& k, bool bf16_dot);
 // AArch64: float tiles and attention pieces (baseline Advanced SIMD), and the integer tiles
