@@ -20,6 +20,18 @@ struct Engine::Live {
   bool scheduled_once = false;
 };
 
+double prompt_key_cost(const Qwen3Config& c) {
+  const double d = static_cast<double>(c.n_embd), q = static_cast<double>(c.q_width()),
+               kv = static_cast<double>(c.kv_width()), ff = static_cast<double>(c.n_ff);
+  const double weights = static_cast<double>(c.n_layer) * (d * (q + 2 * kv) + q * d + 3 * d * ff);
+  const double per_key = static_cast<double>(c.n_layer) * static_cast<double>(c.n_head) *
+                         static_cast<double>(c.head_dim) * 2;
+  // pp512 on the 0.6B Q4_K_M file ran its matrices at ~590 GFLOP/s, a 4,096-token
+  // prompt's attention at ~290 (docs/PERF.md, "Long context").
+  constexpr double kAttentionSlowdown = 2.0;
+  return weights > 0 ? kAttentionSlowdown * per_key / weights : 0.0;
+}
+
 Engine::Engine(Qwen3Model& model, const EngineConfig& config) : model_(model), config_(config) {}
 
 Result<std::unique_ptr<Engine>> Engine::create(Qwen3Model& model, const EngineConfig& config) {

@@ -55,6 +55,12 @@ struct EngineConfig {
   ThreadPool* sampling_pool = nullptr;
 };
 
+// SchedulerConfig::key_cost for this model: the multiply-adds of one prompt token against
+// one earlier position (a score and a value row per head, every layer) over those of one
+// token through the layers' matrices, times how much slower attention's float arithmetic
+// runs than the matrices' (measured on the CPU: about 2).
+double prompt_key_cost(const Qwen3Config& c);
+
 struct EngineStats {
   int64_t running = 0, waiting = 0;
   BlockManagerStats kv;

@@ -2,8 +2,17 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace duet {
+
+int64_t prompt_chunk_within(int64_t budget, int64_t start, double key_cost) {
+  if (budget <= 1 || key_cost <= 0) return std::max<int64_t>(budget, 1);
+  // n + c·n·(start + (n+1)/2) ≤ budget, i.e. (c/2)·n² + (1 + c·(start + 1/2))·n − budget ≤ 0.
+  const double a = key_cost / 2, b = 1 + key_cost * (static_cast<double>(start) + 0.5);
+  const double n = (-b + std::sqrt(b * b + 4 * a * static_cast<double>(budget))) / (2 * a);
+  return std::clamp<int64_t>(static_cast<int64_t>(n), 1, budget);
+}
 
 Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks)
     : config_(config), blocks_(blocks) {}
@@ -97,10 +106,15 @@ StepPlan Scheduler::schedule() {
   }
 
   // 2. Prefill chunks of running sequences, then admit waiting ones (FCFS), while the
-  //    budget and the free blocks last. A prompt chunk never preempts anyone.
+  //    budget and the free blocks last. A prompt chunk never preempts anyone. When
+  //    streams wait on this step, a chunk deep into a prompt is cut by its attention work
+  //    too; with none waiting, a prompt takes the whole budget.
+  const bool streams_wait = !plan.chunks.empty();
   auto schedule_prefill = [&](Sequence* s) -> bool {
     const int64_t bs = blocks_.block_size();
-    int64_t count = std::min(s->n_uncomputed(), budget);
+    const double key_cost = streams_wait ? config_.key_cost : 0.0;
+    int64_t count =
+        std::min(s->n_uncomputed(), prompt_chunk_within(budget, s->n_computed, key_cost));
     const int64_t coverable =
         (static_cast<int64_t>(s->block_table.size()) + blocks_.available()) * bs - s->n_computed;
     count = std::min(count, coverable);
@@ -110,7 +124,11 @@ StepPlan Scheduler::schedule() {
     (void)ok;
     plan.chunks.push_back(
         {s, s->n_computed, count, s->n_computed + count == static_cast<int64_t>(s->tokens.size())});
-    budget -= count;
+    // What the chunk took of the budget: its tokens, and their attention work when counted.
+    const double work =
+        static_cast<double>(count) *
+        (1 + key_cost * (static_cast<double>(s->n_computed) + static_cast<double>(count + 1) / 2));
+    budget -= std::clamp<int64_t>(static_cast<int64_t>(std::ceil(work)), count, budget);
     return true;
   };
   for (Sequence* s : running_) {

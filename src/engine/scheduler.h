@@ -1,7 +1,9 @@
 // Chooses what one engine step computes. Each step fills a token budget with the decode
 // token of every running sequence first, then chunks of prompts (chunked prefill), so a
-// long prompt delays other users' streams by at most one chunk. When the KV cache runs
-// out of blocks, the newest running sequence is preempted (its blocks freed, its tokens
+// long prompt delays other users' streams by at most one chunk. While others decode, a
+// chunk deep into a long prompt is also cut by its attention work (key_cost), which grows
+// with the positions before it, so that the streams' step stays about one budget long. When the KV
+// cache runs out of blocks, the newest running sequence is preempted (its blocks freed, its tokens
 // recomputed later) — never a crash, never a deadlock.
 //
 // Plain CPU bookkeeping over BlockManager: no model, testable on its own.
@@ -19,7 +21,16 @@ namespace duet {
 struct SchedulerConfig {
   int64_t max_batch_tokens = 512;  // tokens computed per step, decode + prefill
   int64_t max_running = 64;        // sequences holding KV blocks at once
+  // The work of one prompt token attending to one earlier position, in units of one
+  // token's weight work (prompt_key_cost). With decode tokens in a step, its prompt chunks
+  // count n·(1 + key_cost·(start + (n+1)/2)) against the budget instead of n. 0: tokens only.
+  double key_cost = 0;
 };
+
+// The longest chunk of a prompt, from position `start`, whose work (as SchedulerConfig::
+// key_cost counts it) fits in `budget` token-equivalents; at least 1, so a prompt always
+// moves, and at most `budget`.
+int64_t prompt_chunk_within(int64_t budget, int64_t start, double key_cost);
 
 struct ScheduledChunk {
   Sequence* seq = nullptr;

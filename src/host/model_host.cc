@@ -163,6 +163,7 @@ Status ModelHost::make_engine() {
   ec.max_context = plan_.context;
   ec.scheduler.max_batch_tokens = options_.max_batch_tokens;
   ec.scheduler.max_running = options_.max_running;
+  ec.scheduler.key_cost = prompt_key_cost(model_->config());
   if (special_.im_end >= 0) ec.end_token_ids.push_back(special_.im_end);
   if (special_.endoftext >= 0) ec.end_token_ids.push_back(special_.endoftext);
   ec.reasoning_ids = reasoning_ids_;

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <random>
+
+#include "engine/engine.h"
 
 namespace duet {
 namespace {
@@ -52,6 +55,89 @@ TEST(Scheduler, DecodeFirstThenChunkedPrefill) {
   sch.remove(a.get());
   sch.remove(b.get());
   EXPECT_EQ(blocks.stats().used_blocks, 0);
+}
+
+// The chunk length for a budget of work: the longest n with n·(1 + c·(start + (n+1)/2))
+// within the budget, against a search over every n.
+TEST(Scheduler, PromptChunkWithinTheBudgetOfWork) {
+  EXPECT_EQ(prompt_chunk_within(512, 0, 0.0), 512);
+  EXPECT_EQ(prompt_chunk_within(512, 100000, 0.0), 512);
+  EXPECT_EQ(prompt_chunk_within(1, 100000, 1e-3), 1);
+  EXPECT_EQ(prompt_chunk_within(512, 10000000, 1e-3), 1);  // never stuck
+  for (double c : {1e-5, 5.2e-4, 1e-2})
+    for (int64_t start : {0, 1, 700, 4096, 16384, 32768})
+      for (int64_t budget : {2, 7, 64, 512, 2048}) {
+        auto work = [&](int64_t n) {
+          return static_cast<double>(n) *
+                 (1 + c * (static_cast<double>(start) + static_cast<double>(n + 1) / 2));
+        };
+        int64_t want = 1;
+        while (want < budget && work(want + 1) <= static_cast<double>(budget)) ++want;
+        const int64_t got = prompt_chunk_within(budget, start, c);
+        // The closed form may land one short where the work meets the budget exactly.
+        EXPECT_TRUE(got == want || (got == want - 1 && work(want) >= budget - 1e-6))
+            << "c " << c << " start " << start << " budget " << budget << ": " << got << " vs "
+            << want;
+      }
+}
+
+// With a stream decoding, a long prompt's chunks shrink as its attention work grows, so each
+// step stays about one budget of work; alone, the prompt takes the whole budget.
+TEST(Scheduler, DeepPromptChunksShrinkWhileOthersDecode) {
+  constexpr double kCost = 5.2e-4;  // the 0.6B shape's (prompt_key_cost)
+  BlockManager blocks(2000, 16);
+  Scheduler sch({/*max_batch_tokens=*/512, /*max_running=*/8, kCost}, blocks);
+  auto alone = make_seq(1, 3000);
+  sch.add(alone.get());
+  for (int64_t done = 0; done < 3000; done += 512) {
+    const StepPlan p = sch.schedule();
+    ASSERT_EQ(p.chunks.size(), 1u);
+    EXPECT_EQ(p.chunks[0].count, std::min<int64_t>(512, 3000 - done));
+    run_step(sch, p);
+  }
+  // Now `alone` decodes, and a 16,000-token prompt arrives.
+  auto deep = make_seq(2, 16000, 5);
+  sch.add(deep.get());
+  int64_t last_count = 512, steps = 0;
+  while (deep->n_computed < 16000) {
+    const StepPlan p = sch.schedule();
+    ASSERT_EQ(p.chunks.size(), 2u);
+    EXPECT_EQ(p.chunks[0].seq, alone.get());
+    const ScheduledChunk& c = p.chunks[1];
+    ASSERT_EQ(c.seq, deep.get());
+    const double work =
+        static_cast<double>(c.count) *
+        (1 + kCost * (static_cast<double>(c.start) + static_cast<double>(c.count + 1) / 2));
+    EXPECT_LE(work, 511.0 + 1e-9) << "at " << c.start;  // the decode token took one
+    EXPECT_LE(c.count, last_count) << "chunks only shrink as the prompt goes deeper";
+    if (c.start + c.count < 16000) {
+      EXPECT_GE(work, 511.0 * 0.9) << "a chunk uses its budget";
+    }
+    last_count = c.count;
+    run_step(sch, p);
+    ++steps;
+  }
+  EXPECT_LT(last_count, 100);  // at 15,900 positions: 511 / (1 + 5.2e-4 · 15,950) ≈ 55
+  EXPECT_GT(steps, 16000 / 511);
+  sch.remove(alone.get());
+  sch.remove(deep.get());
+  EXPECT_EQ(blocks.stats().used_blocks, 0);
+}
+
+// Qwen3-0.6B's shape: 28 layers × 16 heads × 128 × 2 against 440M multiply-adds of
+// matrices a token, times 2.
+TEST(Scheduler, PromptKeyCostOfTheQwen3Shape) {
+  Qwen3Config c;
+  c.n_embd = 1024;
+  c.n_layer = 28;
+  c.n_head = 16;
+  c.n_head_kv = 8;
+  c.head_dim = 128;
+  c.n_ff = 3072;
+  const double weights = 28.0 * (1024.0 * (2048 + 2048) + 2048.0 * 1024 + 3.0 * 1024 * 3072);
+  EXPECT_NEAR(prompt_key_cost(c), 2 * (28.0 * 16 * 128 * 2) / weights, 1e-12);
+  EXPECT_NEAR(prompt_key_cost(c), 5.21e-4, 0.01e-4);
+  EXPECT_EQ(prompt_key_cost(Qwen3Config{}), 0.0);
 }
 
 TEST(Scheduler, SharedPrefixIsComputedOnce) {

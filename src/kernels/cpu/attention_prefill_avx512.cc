@@ -89,23 +89,24 @@ void prefill_task(const float* q, int rows, const PagedKvView& kv, int64_t head,
                   const int32_t* last, float* out) {
   constexpr int kDim = 16 * D16;
   constexpr int kRows = kLanes * RG;
-  alignas(64) float qt[kDim][kRows];    // queries: dimension d of row r at qt[d][r]
-  alignas(64) float acct[kDim][kRows];  // unnormalized outputs, the same way round
+  // Queries: dimension d of row 16·g + i at qt[g][d][i]; the unnormalized outputs likewise.
+  alignas(64) float qt[RG][kDim][kLanes];
+  alignas(64) float acct[RG][kDim][kLanes];
   alignas(64) float keys[kAttnKeys * kDim], values[kAttnKeys * kDim];
-  alignas(64) float st[kAttnKeys][kRows];  // a chunk's scores, then its probabilities
   alignas(64) int32_t lastp[kRows];
 
   int32_t first_pos = last[0], n_pos = 0;
   for (int r = 0; r < kRows; ++r) {
     lastp[r] = r < rows ? last[r] : -1;  // padding rows see no position
-    for (int d = 0; d < kDim; ++d) qt[d][r] = r < rows ? q[r * kDim + d] : 0.0f;
+    for (int d = 0; d < kDim; ++d)
+      qt[r / kLanes][d][r % kLanes] = r < rows ? q[r * kDim + d] : 0.0f;
     if (r < rows) {
       first_pos = std::min(first_pos, last[r]);
       n_pos = std::max(n_pos, last[r] + 1);
     }
   }
   std::memset(acct, 0, sizeof(acct));
-  __m512 m[RG], l[RG], corr[RG];
+  __m512 m[RG], l[RG];
   __m512i lastv[RG];
   for (int g = 0; g < RG; ++g) {
     m[g] = _mm512_set1_ps(-INFINITY);
@@ -125,62 +126,50 @@ void prefill_task(const float* q, int rows, const PagedKvView& kv, int64_t head,
     load_rows(kv.dtype, kv.k + at, n, kDim, keys);
     load_rows(kv.dtype, kv.v + at, n, kDim, values);
 
-    // Scores: four keys × all row groups at a time, sixteen rows per multiply-add.
-    for (int j0 = 0; j0 < kAttnKeys; j0 += 4) {
-      __m512 s[4][RG];
-      for (int u = 0; u < 4; ++u)
-        for (int g = 0; g < RG; ++g) s[u][g] = _mm512_setzero_ps();
-      for (int d = 0; d < kDim; ++d) {
-        __m512 qv[RG];
-        for (int g = 0; g < RG; ++g) qv[g] = _mm512_load_ps(&qt[d][kLanes * g]);
-        for (int u = 0; u < 4; ++u) {
-          const __m512 kb = _mm512_set1_ps(keys[(j0 + u) * kDim + d]);
-          for (int g = 0; g < RG; ++g) s[u][g] = _mm512_fmadd_ps(kb, qv[g], s[u][g]);
-        }
-      }
-      for (int u = 0; u < 4; ++u)
-        for (int g = 0; g < RG; ++g) _mm512_store_ps(&st[j0 + u][kLanes * g], s[u][g]);
-    }
-
-    // The online softmax, sixteen rows at a time. A row whose last position is before
-    // key j gets −∞ there (exactly 0 after the exp); a row that has seen nothing yet keeps
-    // m = −∞, and subtracts 0 instead so that no −∞ − −∞ appears.
+    // One group of sixteen rows at a time, its scores, softmax and outputs in registers,
+    // so that what the group touches (its queries and outputs, 8 KiB each at 128
+    // dimensions, and the chunk's keys and values) stays in L1.
     const bool masking = p0 + kAttnKeys - 1 > first_pos;  // some row cannot see all of it
     for (int g = 0; g < RG; ++g) {
+      // Scores: a broadcast key value times sixteen rows' queries, d in order.
+      __m512 s[kAttnKeys];
+      for (int j = 0; j < kAttnKeys; ++j) s[j] = _mm512_setzero_ps();
+      for (int d = 0; d < kDim; ++d) {
+        const __m512 qv = _mm512_load_ps(qt[g][d]);
+        for (int j = 0; j < kAttnKeys; ++j)
+          s[j] = _mm512_fmadd_ps(_mm512_set1_ps(keys[j * kDim + d]), qv, s[j]);
+      }
+
+      // The online softmax across the rows. A row whose last position is before key j
+      // gets −∞ there (exactly 0 after the exp); a row that has seen nothing yet keeps
+      // m = −∞, and subtracts 0 instead so that no −∞ − −∞ appears.
       __mmask16 seen[kAttnKeys];
       __m512 mx = m[g];
       for (int j = 0; j < kAttnKeys; ++j) {
         seen[j] = masking ? _mm512_cmp_epi32_mask(_mm512_set1_epi32(static_cast<int32_t>(p0 + j)),
                                                   lastv[g], _MM_CMPINT_LE)
                           : static_cast<__mmask16>(0xffff);
-        mx = _mm512_mask_max_ps(mx, seen[j], mx, _mm512_load_ps(&st[j][kLanes * g]));
+        mx = _mm512_mask_max_ps(mx, seen[j], mx, s[j]);
       }
       const __mmask16 none = _mm512_cmp_ps_mask(mx, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ);
       const __m512 shift = _mm512_mask_mov_ps(mx, none, _mm512_setzero_ps());
-      corr[g] = exp16(_mm512_sub_ps(m[g], shift));  // ~0 on a row's first chunk (m = −∞)
+      const __m512 corr = exp16(_mm512_sub_ps(m[g], shift));  // ~0 on a row's first chunk
       __m512 sum = _mm512_setzero_ps();
       for (int j = 0; j < kAttnKeys; ++j) {
-        const __m512 p = _mm512_maskz_mov_ps(
-            seen[j], exp16(_mm512_sub_ps(_mm512_load_ps(&st[j][kLanes * g]), shift)));
-        sum = _mm512_add_ps(sum, p);
-        _mm512_store_ps(&st[j][kLanes * g], p);
+        s[j] = _mm512_maskz_mov_ps(seen[j], exp16(_mm512_sub_ps(s[j], shift)));
+        sum = _mm512_add_ps(sum, s[j]);
       }
-      l[g] = _mm512_fmadd_ps(l[g], corr[g], sum);
+      l[g] = _mm512_fmadd_ps(l[g], corr, sum);
       m[g] = mx;
-    }
 
-    // acct[d] ← acct[d]·corr + Σ_j values[j][d] · p_j, eight dimensions at a time.
-    for (int g = 0; g < RG; ++g) {
-      __m512 p[kAttnKeys];
-      for (int j = 0; j < kAttnKeys; ++j) p[j] = _mm512_load_ps(&st[j][kLanes * g]);
+      // acct[d] ← acct[d]·corr + Σ_j values[j][d] · p_j, eight dimensions at a time.
       for (int d0 = 0; d0 < kDim; d0 += 8) {
         __m512 a[8];
-        for (int i = 0; i < 8; ++i)
-          a[i] = _mm512_mul_ps(_mm512_load_ps(&acct[d0 + i][kLanes * g]), corr[g]);
+        for (int i = 0; i < 8; ++i) a[i] = _mm512_mul_ps(_mm512_load_ps(acct[g][d0 + i]), corr);
         for (int j = 0; j < kAttnKeys; ++j)
           for (int i = 0; i < 8; ++i)
-            a[i] = _mm512_fmadd_ps(_mm512_set1_ps(values[j * kDim + d0 + i]), p[j], a[i]);
-        for (int i = 0; i < 8; ++i) _mm512_store_ps(&acct[d0 + i][kLanes * g], a[i]);
+            a[i] = _mm512_fmadd_ps(_mm512_set1_ps(values[j * kDim + d0 + i]), s[j], a[i]);
+        for (int i = 0; i < 8; ++i) _mm512_store_ps(acct[g][d0 + i], a[i]);
       }
     }
   }
@@ -192,7 +181,7 @@ void prefill_task(const float* q, int rows, const PagedKvView& kv, int64_t head,
     const int lanes = std::min(kLanes, rows - kLanes * g);
     for (int d = 0; d < kDim; ++d) {
       alignas(64) float v[kLanes];
-      _mm512_store_ps(v, _mm512_mul_ps(_mm512_load_ps(&acct[d][kLanes * g]), inv));
+      _mm512_store_ps(v, _mm512_mul_ps(_mm512_load_ps(acct[g][d]), inv));
       for (int i = 0; i < lanes; ++i) out[(kLanes * g + i) * kDim + d] = v[i];
     }
   }
