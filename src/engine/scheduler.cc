@@ -6,6 +6,11 @@
 
 namespace duet {
 
+double prompt_chunk_work(int64_t n, int64_t start, double key_cost) {
+  const double count = static_cast<double>(n);
+  return count * (1 + key_cost * (static_cast<double>(start) + (count + 1) / 2));
+}
+
 int64_t prompt_chunk_within(int64_t budget, int64_t start, double key_cost) {
   if (budget <= 1 || key_cost <= 0) return std::max<int64_t>(budget, 1);
   // n + c·n·(start + (n+1)/2) ≤ budget, i.e. (c/2)·n² + (1 + c·(start + 1/2))·n − budget ≤ 0.
@@ -125,9 +130,7 @@ StepPlan Scheduler::schedule() {
     plan.chunks.push_back(
         {s, s->n_computed, count, s->n_computed + count == static_cast<int64_t>(s->tokens.size())});
     // What the chunk took of the budget: its tokens, and their attention work when counted.
-    const double work =
-        static_cast<double>(count) *
-        (1 + key_cost * (static_cast<double>(s->n_computed) + static_cast<double>(count + 1) / 2));
+    const double work = prompt_chunk_work(count, s->n_computed, key_cost);
     budget -= std::clamp<int64_t>(static_cast<int64_t>(std::ceil(work)), count, budget);
     return true;
   };

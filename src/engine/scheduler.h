@@ -27,9 +27,11 @@ struct SchedulerConfig {
   double key_cost = 0;
 };
 
-// The longest chunk of a prompt, from position `start`, whose work (as SchedulerConfig::
-// key_cost counts it) fits in `budget` token-equivalents; at least 1, so a prompt always
-// moves, and at most `budget`.
+// The work of a prompt chunk of n tokens from position `start`, in token-equivalents, as
+// SchedulerConfig::key_cost counts it: n·(1 + key_cost·(start + (n+1)/2)).
+double prompt_chunk_work(int64_t n, int64_t start, double key_cost);
+// The longest such chunk whose work fits in `budget`; at least 1, so a prompt always moves,
+// and at most `budget`.
 int64_t prompt_chunk_within(int64_t budget, int64_t start, double key_cost);
 
 struct ScheduledChunk {
