@@ -2,9 +2,12 @@
 //   - compiling a typical schema (JSON Schema → GBNF → grammar), median of repeated runs;
 //   - building the vocabulary trie (once per model load);
 //   - the mask per token: GrammarConstraint::allowed() for every step of replies drawn at random
-//     among the allowed tokens, the first reply with an empty mask cache (cold) and the later
-//     ones sharing it (warm), p50 / p99 / max; and applying a mask to a row of logits as the
-//     engine does.
+//     among the allowed tokens, after every position's stack mask is precomputed: the first reply
+//     with no configuration cached (cold) and the later ones sharing it (warm), p50 / p99 / max;
+//     beside it, in the same run, the whole-trie walk for the same configurations
+//     (compute_mask_by_walk(): the reference, and what a new configuration cost before stack
+//     masks); and applying a mask to a row of logits as the engine does;
+//   - jump-forward: how many of a reply's tokens the grammar forced.
 //
 //   build/duet_bench_grammar [SCHEMA.json]   # default: the nested "order" schema below
 //
@@ -69,12 +72,22 @@ std::string read_file(const std::string& path) {
 // and drawing uniformly among the allowed tokens, with tokens that close something favoured
 // (as a model would) so the reply ends.
 void reply(GrammarConstraint& c, const duet::grammar::TokenTrie& trie, std::mt19937& rng,
-           int max_steps, std::vector<double>& times_us, int& steps) {
+           int max_steps, std::vector<double>& times_us, int& steps,
+           std::vector<double>* walk_us = nullptr, int* forced = nullptr) {
   std::vector<int32_t> allowed, closers;
   for (steps = 0; steps < max_steps && !c.must_end(); ++steps) {
     const auto t = Clock::now();
     const std::span<const uint64_t> mask = c.allowed();
     times_us.push_back(ms_since(t) * 1000);
+    if (walk_us != nullptr) {
+      const auto w = Clock::now();
+      const duet::grammar::TokenMask walked = c.compute_mask_by_walk();
+      walk_us->push_back(ms_since(w) * 1000);
+      if (!std::equal(walked.begin(), walked.end(), mask.begin(), mask.end())) {
+        std::fprintf(stderr, "the assembled mask differs from the walk at step %d\n", steps);
+        std::exit(1);
+      }
+    }
     allowed.clear();
     closers.clear();
     for (size_t w = 0; w < mask.size(); ++w)
@@ -91,6 +104,7 @@ void reply(GrammarConstraint& c, const duet::grammar::TokenTrie& trie, std::mt19
       std::fprintf(stderr, "a token from the mask was refused\n");
       std::exit(1);
     }
+    if (forced != nullptr) *forced += static_cast<int>(c.jump_forward(1 << 20).size());
   }
 }
 
@@ -137,26 +151,60 @@ int main(int argc, char** argv) {
   std::printf("vocabulary trie: %.1f ms (%d tokens, %zu nodes)\n", ms_since(t), trie->n_vocab(),
               trie->n_nodes());
 
+  // Every position's stack mask ahead of the requests, as the host does before the first request
+  // with a grammar starts.
+  {
+    const auto t0 = Clock::now();
+    const size_t n = compiled->precompute_masks(*trie);
+    std::printf("stack masks of every position ahead of use (once per grammar): %zu in %.1f ms\n",
+                n, ms_since(t0));
+  }
+
   std::mt19937 rng(1);
-  std::vector<double> cold, warm;
+  std::vector<double> cold, warm, walk;
   int steps = 0, warm_steps = 0;
+  size_t warm_walked = 0;
+  size_t walked = 0;
   {
     GrammarConstraint c(compiled, trie);
-    reply(c, *trie, rng, 3000, cold, steps);
+    reply(c, *trie, rng, 3000, cold, steps, &walk);
+    walked = c.walked_masks() - static_cast<size_t>(steps);  // less the reference's walks
   }
   for (int r = 0; r < 20; ++r) {
     GrammarConstraint c(compiled, trie);
     int s = 0;
     reply(c, *trie, rng, 3000, warm, s);
     warm_steps += s;
+    warm_walked += c.walked_masks();
   }
-  std::printf("mask, first reply (cold cache, %d steps): p50 %.1f us, p99 %.1f us, max %.1f us\n",
-              steps, percentile(cold, 0.5), percentile(cold, 0.99), percentile(cold, 1.0));
   std::printf(
-      "mask, 20 more replies (shared cache, %d steps): p50 %.1f us, p99 %.1f us, max %.1f us "
-      "(%zu masks cached)\n",
-      warm_steps, percentile(warm, 0.5), percentile(warm, 0.99), percentile(warm, 1.0),
-      compiled->cached_masks());
+      "mask, first reply (no configuration cached yet, %d steps, %zu walked): p50 %.1f us, "
+      "p99 %.1f us, max %.1f us\n",
+      steps, walked, percentile(cold, 0.5), percentile(cold, 0.99), percentile(cold, 1.0));
+  std::printf(
+      "  the same configurations by whole-trie walk (reference): p50 %.1f us, p99 %.1f us, "
+      "max %.1f us\n",
+      percentile(walk, 0.5), percentile(walk, 0.99), percentile(walk, 1.0));
+  std::printf(
+      "mask, 20 more replies (shared cache, %d steps, %zu walked): p50 %.1f us, p99 %.1f us, "
+      "max %.1f us (%zu masks, %zu stack masks cached)\n",
+      warm_steps, warm_walked, percentile(warm, 0.5), percentile(warm, 0.99), percentile(warm, 1.0),
+      compiled->cached_masks(), compiled->cached_stack_masks());
+
+  // Jump-forward: replies drawn as above, each forced run spelled with the tokenizer.
+  {
+    int sampled = 0, forced = 0;
+    std::vector<double> unused;
+    for (int r = 0; r < 20; ++r) {
+      GrammarConstraint c(compiled, trie);
+      c.set_text_encoder([&](std::string_view text) { return tok->encode_template(text); });
+      int s = 0;
+      reply(c, *trie, rng, 3000, unused, s, nullptr, &forced);
+      sampled += s;
+    }
+    std::printf("jump-forward, 20 replies: %d tokens sampled, %d forced (%.1f %% of the reply)\n",
+                sampled, forced, 100.0 * forced / std::max(1, sampled + forced));
+  }
 
   // Applying a mask to a row of logits, as the engine does.
   std::vector<float> row(static_cast<size_t>(trie->n_vocab()), 0.5f);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What structured output costs while serving: decode throughput of eight streams with a nested
 # JSON Schema against the same eight streams without one, on the same server, model and
-# prompts, measured by `duet bench serve`. Runs alternate (free, schema, free, schema, ...) and
-# the table quotes each run, because shared machines drift. (Against llama-server, whose chat
+# prompts, measured by `duet bench serve`; and the schema again on a second server started with
+# --no-jump-forward (every token sampled), for what jump-forward is worth. Runs alternate (free,
+# schema, schema without jump-forward, free, ...) and the table quotes each run, because shared
+# machines drift. (Against llama-server, whose chat
 # endpoint rejects a random-weight model's text, docs/PERF.md uses bench/completions_load.mjs
 # on the raw-prompt endpoint with the same schema in its `json_schema` field.)
 #
@@ -69,9 +71,14 @@ measure() {  # URL LABEL EXTRA_BODY
 "$DUET" serve -m "$MODEL" --port 18431 --threads "$THREADS" --max-running "$CONC" >"$TMP/duet.log" 2>&1 &
 PIDS+=($!)
 wait_ready http://127.0.0.1:18431/ready
+"$DUET" serve -m "$MODEL" --port 18432 --threads "$THREADS" --max-running "$CONC" --no-jump-forward \
+  >"$TMP/duet-nojump.log" 2>&1 &
+PIDS+=($!)
+wait_ready http://127.0.0.1:18432/ready
 for r in $(seq 1 "$ROUNDS"); do
   measure http://127.0.0.1:18431 "duet, free (round $r)" ""
   measure http://127.0.0.1:18431 "duet, schema (round $r)" "$DUET_SCHEMA_BODY"
+  measure http://127.0.0.1:18432 "duet, schema, no jump (round $r)" "$DUET_SCHEMA_BODY"
 done
 cleanup
 rm -rf "$TMP"

@@ -134,6 +134,7 @@ Result<ApiRequest> parse_ollama_chat(const Json& body, const RequestLimits& limi
   }
   DUET_TRY(request_detail::read_tools(body, limits, r.tools));
   r.parse_tool_calls = r.tools.is_array();
+  DUET_TRY(request_detail::read_tool_choice(body, r));
   // Ollama continues a final assistant message instead of starting a new turn.
   r.continue_final_message = r.messages.back()["role"] == "assistant";
   return r;

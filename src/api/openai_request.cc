@@ -139,33 +139,7 @@ Result<ApiRequest> parse_openai_chat(const Json& body, const RequestLimits& limi
 
   DUET_TRY(read_tools(body, limits, r.tools));
   r.parse_tool_calls = r.tools.is_array();
-  // parallel_tool_calls false: a forced reply holds one call (OpenAI's default allows several).
-  DUET_ASSIGN(parallel, get_bool(body, "parallel_tool_calls"));
-  if (const Json* tc = find_field(body, "tool_choice")) {
-    if (tc->is_string()) {
-      const std::string& c = tc->get_ref<const std::string&>();
-      if (c != "none" && c != "auto" && c != "required")
-        return field_error("tool_choice", "\"none\", \"auto\", \"required\" or a function");
-      if (c == "required")
-        DUET_TRY(request_detail::tool_call_format(r.tools, "", parallel.value_or(true),
-                                                  r.output_format));
-      // "none": the model is not shown the tools and nothing is parsed as a call.
-      if (c == "none") {
-        r.tools = nullptr;
-        r.parse_tool_calls = false;
-      }
-    } else if (tc->is_object()) {
-      // {"type": "function", "function": {"name": ...}}: exactly one call of that function.
-      const Json* fn = find_field(*tc, "function");
-      const Json* name = fn != nullptr && fn->is_object() ? find_field(*fn, "name") : nullptr;
-      if (name == nullptr || !name->is_string())
-        return field_error("tool_choice.function.name", "the name of one of the tools");
-      DUET_TRY(request_detail::tool_call_format(r.tools, name->get<std::string>(), false,
-                                                r.output_format));
-    } else {
-      return field_error("tool_choice", "\"none\", \"auto\", \"required\" or a function");
-    }
-  }
+  DUET_TRY(request_detail::read_tool_choice(body, r));
 
   DUET_ASSIGN(cont, get_bool(body, "continue_final_message"));
   DUET_ASSIGN(add_gen, get_bool(body, "add_generation_prompt"));

@@ -179,6 +179,37 @@ Status read_tools(const Json& body, const RequestLimits& limits, Json& out) {
   return Status::ok();
 }
 
+Status read_tool_choice(const Json& body, ApiRequest& r) {
+  // parallel_tool_calls false: a forced reply holds one call (OpenAI's default allows several).
+  DUET_ASSIGN(parallel, get_bool(body, "parallel_tool_calls"));
+  if (const Json* tc = find_field(body, "tool_choice")) {
+    if (tc->is_string()) {
+      const std::string& c = tc->get_ref<const std::string&>();
+      if (c != "none" && c != "auto" && c != "required")
+        return field_error("tool_choice", "\"none\", \"auto\", \"required\" or a function");
+      if (c == "required")
+        DUET_TRY(request_detail::tool_call_format(r.tools, "", parallel.value_or(true),
+                                                  r.output_format));
+      // "none": the model is not shown the tools and nothing is parsed as a call.
+      if (c == "none") {
+        r.tools = nullptr;
+        r.parse_tool_calls = false;
+      }
+    } else if (tc->is_object()) {
+      // {"type": "function", "function": {"name": ...}}: exactly one call of that function.
+      const Json* fn = find_field(*tc, "function");
+      const Json* name = fn != nullptr && fn->is_object() ? find_field(*fn, "name") : nullptr;
+      if (name == nullptr || !name->is_string())
+        return field_error("tool_choice.function.name", "the name of one of the tools");
+      DUET_TRY(request_detail::tool_call_format(r.tools, name->get<std::string>(), false,
+                                                r.output_format));
+    } else {
+      return field_error("tool_choice", "\"none\", \"auto\", \"required\" or a function");
+    }
+  }
+  return Status::ok();
+}
+
 Status read_stop(const Json* stop, std::vector<std::string>& out) {
   out.clear();
   if (stop == nullptr) return Status::ok();

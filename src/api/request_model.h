@@ -106,6 +106,10 @@ namespace request_detail {
 Status normalize_messages(const Json& messages, const RequestLimits& limits, Dialect dialect,
                           Json& out);
 Status read_tools(const Json& body, const RequestLimits& limits, Json& out);
+// tool_choice ("none", "auto", "required" or {"type": "function", "function": {"name"}}) and
+// parallel_tool_calls, after read_tools: "required" and a named function force the reply to be
+// tool calls (OpenAI's fields; Ollama's API has none, so duet reads the same ones there).
+Status read_tool_choice(const Json& body, ApiRequest& r);
 Status read_stop(const Json* stop, std::vector<std::string>& out);
 Status read_reasoning_format(const Json& body, ApiRequest& r);
 // Every thinking-mode field (mode_fields.cc); each is validated even when another decides.

@@ -54,6 +54,9 @@ void add_serve_command(CLI::App& app, Action* run, std::function<void(HostOption
                   "as a length stop (finish_reason / done_reason \"length\"); default 0: no\n"
                   "limit but max_tokens, which is capped at what the context has left")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-jump-forward", o->model.no_jump_forward,
+                "structured output: sample every token, also where the grammar forces the\n"
+                "text (by default forced text, such as a property name, is appended unsampled)");
   cmd->add_option("--max-queue", o->max_queue,
                   "requests that may wait beyond --max-running; more get 429 (default 64)");
   cmd->add_option("-t,--threads", o->model.threads, "compute threads (default: all cores)");

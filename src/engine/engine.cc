@@ -278,26 +278,27 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
       finish = FinishReason::kLength;
   }
 
-  // The budget: at the cap, write Qwen's closing phrase and </think> through the cache.
-  TokenEvent injected;
+  push_event(l, std::move(ev), 1);
+  // Tokens the engine writes itself, after the sampled one.
   if (finish == FinishReason::kNone && l.reasoning.inside() && !l.budget_spent &&
       l.req.thinking_budget && l.reasoning.reasoning_tokens() >= *l.req.thinking_budget &&
       !l.req.budget_closing_tokens.empty()) {
+    // The budget: at the cap, write Qwen's closing phrase and </think> through the cache. Its
+    // </think> closes the block, and the "\n\n" after it is no more reasoning than when the
+    // model writes it.
     l.budget_spent = true;
-    const int64_t room = l.req.max_tokens - l.generated;
     const auto& close = l.req.budget_closing_tokens;
-    const int64_t n = std::min<int64_t>(room, static_cast<int64_t>(close.size()));
-    injected.tokens.assign(close.begin(), close.begin() + n);
-    injected.injected = true;
-    injected.in_reasoning = true;
-    l.seq.tokens.insert(l.seq.tokens.end(), injected.tokens.begin(), injected.tokens.end());
-    l.generated += n;
-    // Through the tracker like sampled tokens: its </think> closes the block, and the
-    // "\n\n" after it is no more reasoning than when the model writes it.
-    for (int32_t t : injected.tokens) l.reasoning.push(t);
+    const int64_t n =
+        std::min<int64_t>(l.req.max_tokens - l.generated, static_cast<int64_t>(close.size()));
+    inject(l, std::vector<int32_t>(close.begin(), close.begin() + n), true);
     if (l.generated >= l.req.max_tokens) finish = FinishReason::kLength;
+  } else if (finish == FinishReason::kNone && !is_end) {
+    finish = jump_forward(l);
   }
+  return finish;
+}
 
+void Engine::push_event(Live& l, TokenEvent ev, int64_t n_tokens) {
   ev.emitted = Clock::now();
   {
     std::lock_guard<std::mutex> lock(l.handle->mu_);
@@ -307,15 +308,34 @@ FinishReason Engine::after_sample(Live& l, const SampleResult& r) {
     l.handle->stats_.reasoning_tokens = l.reasoning.reasoning_tokens();
   }
   l.handle->push(std::move(ev));
-  if (!injected.tokens.empty()) {
-    injected.emitted = Clock::now();
-    l.handle->push(std::move(injected));
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.generated_tokens += 1 + static_cast<int64_t>(injected.tokens.size());
-  }
-  return finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.generated_tokens += n_tokens;
+}
+
+// Tokens the engine writes itself: they go into the sequence (the next step computes them as
+// one chunk with the sequence's other uncomputed tokens) and through the tracker like sampled
+// tokens, and reach the client as one event.
+void Engine::inject(Live& l, std::vector<int32_t> tokens, bool in_reasoning) {
+  l.seq.tokens.insert(l.seq.tokens.end(), tokens.begin(), tokens.end());
+  l.generated += static_cast<int64_t>(tokens.size());
+  for (int32_t t : tokens) l.reasoning.push(t);
+  TokenEvent ev;
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  ev.tokens = std::move(tokens);
+  ev.injected = true;
+  ev.in_reasoning = in_reasoning;
+  push_event(l, std::move(ev), n);
+}
+
+// Jump-forward: text the output format forces next (a property name, a tool call's opening)
+// is appended unsampled. Returns how the request ends with it, or kNone.
+FinishReason Engine::jump_forward(Live& l) {
+  if (!constraint_active(l)) return FinishReason::kNone;
+  std::vector<int32_t> forced = l.req.constraint->jump_forward(l.req.max_tokens - l.generated);
+  if (forced.empty()) return FinishReason::kNone;
+  inject(l, std::move(forced), false);
+  if (l.req.constraint->must_end()) return FinishReason::kStop;
+  return l.generated >= l.req.max_tokens ? FinishReason::kLength : FinishReason::kNone;
 }
 
 bool Engine::step() {
@@ -328,6 +348,10 @@ bool Engine::step() {
     }
     for (auto& l : fresh) {
       scheduler_->add(&l->seq);
+      // An answer the output format starts with forced text (a tool call's opening) gets it
+      // before its first step, so the prompt's prefill computes it too.
+      const FinishReason f = jump_forward(*l);
+      if (f != FinishReason::kNone) finish(*l, f, l->error);
       live_.push_back(std::move(l));
     }
   }

@@ -98,6 +98,9 @@ class Engine {
   Engine(Qwen3Model& model, const EngineConfig& config);
   void finish(Live& live, FinishReason reason, const std::string& error = {});
   FinishReason after_sample(Live& live, const SampleResult& r);
+  void push_event(Live& live, TokenEvent ev, int64_t n_tokens);
+  void inject(Live& live, std::vector<int32_t> tokens, bool in_reasoning);
+  FinishReason jump_forward(Live& live);
   bool constraint_active(const Live& live) const;
   FinishReason advance_constraint(Live& live, int32_t token);
   void apply_constraint(Live& live, std::span<float> logits) const;

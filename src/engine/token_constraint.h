@@ -5,12 +5,15 @@
 // The engine asks for the mask before each draw of a constrained sequence (on the sampling
 // pool, so masks of a batch are computed in parallel), bans every token outside it, allows the
 // end tokens exactly when can_end(), then reports the drawn token with accept(). When the
-// output is complete and nothing may follow (must_end()), the request stops there.
+// output is complete and nothing may follow (must_end()), the request stops there. After each
+// accepted token the engine asks jump_forward() for text the output is forced to continue
+// with, appends those tokens without sampling them, and computes them as one chunk.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace duet {
 
@@ -26,6 +29,12 @@ class TokenConstraint {
   virtual bool must_end() const = 0;
   // Moves past `token`; false when the token was not allowed.
   virtual bool accept(int32_t token) = 0;
+  // Moves past the tokens (at most max_tokens) that must come next whatever is sampled, and
+  // returns them; empty when the next token is a choice.
+  virtual std::vector<int32_t> jump_forward(int64_t max_tokens) {
+    (void)max_tokens;
+    return {};
+  }
   // Why nothing may follow, when the constraint itself knows better than "the vocabulary
   // cannot spell it"; empty otherwise.
   virtual std::string why_stuck() const { return {}; }

@@ -25,6 +25,9 @@ struct HostOptions {
   int64_t max_running = 64;  // --parallel: sequences decoded at once
   // Seconds a request may take before it ends as a length stop; 0: no limit but the context.
   double request_timeout_seconds = 0;
+  // Structured output appends the text a grammar forces without sampling it (jump-forward);
+  // this turns that off (for measuring what it is worth).
+  bool no_jump_forward = false;
   double rope_scale = 0;           // > 0: YaRN with this factor
   std::string think = "auto";      // default mode: on | off | auto
   double debug_step_pause_ms = 0;  // pause after each engine step (paces latency tests)

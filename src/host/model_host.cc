@@ -151,6 +151,7 @@ Status ModelHost::load_tokenizer() {
   const int32_t not_text[] = {special_.im_start, special_.im_end, special_.endoftext,
                               special_.think_open, special_.think_close};
   token_trie_ = grammar::text_token_trie(*tokenizer_, not_text);
+  mask_precompute_ = std::make_unique<MaskPrecompute>(token_trie_);
   return Status::ok();
 }
 

@@ -17,6 +17,7 @@
 #include "engine/engine.h"
 #include "host/host_options.h"
 #include "host/kv_plan.h"
+#include "host/mask_precompute.h"
 #include "host/model_info.h"
 #include "model/qwen3_model.h"
 #include "text/grammar/token_trie.h"
@@ -65,11 +66,14 @@ class ModelHost {
   const Qwen3Config& config() const { return model_->config(); }
   ThinkDefault think_default() const { return think_default_; }
   double request_timeout_seconds() const { return options_.request_timeout_seconds; }
+  bool jump_forward() const { return !options_.no_jump_forward; }
   // The engine's think-block ids; every output pipeline reads its tokens with these.
   const std::shared_ptr<const ReasoningTokenIds>& reasoning_ids() const { return reasoning_ids_; }
   // The tokens structured output may write, with their bytes (control tokens, think tags and
   // end tokens left out).
   const std::shared_ptr<const grammar::TokenTrie>& token_trie() const { return token_trie_; }
+  // Computes a grammar's stack masks in the background, once (host/mask_precompute.h).
+  MaskPrecompute& mask_precompute() { return *mask_precompute_; }
   // What the prompt builder needs (tokenizer, template, vocabulary and context sizes).
   PromptContext prompt_context() const;
   // One line for the log once loaded: load time, model, format, context, KV type and memory,
@@ -101,6 +105,7 @@ class ModelHost {
   std::string load_time_;  // "1.32 s"
   std::shared_ptr<const ReasoningTokenIds> reasoning_ids_;
   std::shared_ptr<const grammar::TokenTrie> token_trie_;
+  std::unique_ptr<MaskPrecompute> mask_precompute_;
   std::atomic<bool> loaded_{false};
   std::atomic<bool> cancel_load_{false};
 };

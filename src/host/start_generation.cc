@@ -28,8 +28,20 @@ Result<RunningGeneration> start_generation(ModelHost& host, const ApiRequest& re
   if (request.output_format.grammar) {
     // Structured output: the answer follows the grammar; reasoning, when the prompt lets the
     // model think, stays free and the grammar starts after </think>.
-    gen.constraint = std::make_shared<grammar::GrammarConstraint>(request.output_format.grammar,
-                                                                  host.token_trie());
+    // The grammar's stack masks, once, in the background: until they are there its steps
+    // walk the vocabulary for each new configuration.
+    host.mask_precompute().add(request.output_format.grammar);
+    auto constraint = std::make_shared<grammar::GrammarConstraint>(request.output_format.grammar,
+                                                                   host.token_trie());
+    // Jump-forward, unless the client asked for logprobs: forced tokens are not sampled, so
+    // they have none. Forced text is encoded as a template's text, so that "<tool_call>" is
+    // the token Qwen3 writes; a control token the encoder finds (a schema's "<|im_end|>") is
+    // outside the grammar's vocabulary, and the jump stops before it.
+    if (host.jump_forward() && !request.sampling.logprobs && request.sampling.top_logprobs == 0)
+      constraint->set_text_encoder([&tokenizer = host.tokenizer()](std::string_view text) {
+        return tokenizer.encode_template(text);
+      });
+    gen.constraint = std::move(constraint);
     gen.constraint_after_reasoning = prepared.thinking || prepared.prompt_opened_think;
   }
   auto handle = host.engine().submit(std::move(gen));

@@ -98,6 +98,9 @@ const rows = [
   // A call that cannot be forced: no tools, or a function that is not among them.
   ['tool_choice required without tools', 'POST', CHAT, chat({ tool_choice: 'required' }), 400],
   ['tool_choice naming an unknown function', 'POST', CHAT, chat({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'g' } } }), 400],
+  ['ollama: tool_choice required without tools', 'POST', '/api/chat', ochat({ tool_choice: 'required' }), 400],
+  ['ollama: tool_choice "always"', 'POST', '/api/chat', ochat({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 'always' }), 400],
+  ['ollama: tool_choice with format', 'POST', '/api/chat', ochat({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 'required', format: 'json' }), 400],
   // Routes and models.
   ['unknown model', 'POST', CHAT, chat({ model: 'gpt-17' }), 404],
   ['ollama: unknown model', 'POST', '/api/chat', JSON.stringify({ model: 'llama9', messages: user('x') }), 404],

@@ -33,10 +33,11 @@ const user = [{ role: 'user', content: 'Answer in JSON.' }];
 const MAX_TOKENS = 4000;
 const MODEL = 'tiny-qwen3-vocab';  // the file serve_structured.sh forges
 // A random model rarely closes a free string or container: few of the tokens allowed inside
-// one close it, so replies would run to max_tokens. These biases (", ", "} "] ] }) make the
-// closing tokens likelier. They change which allowed token is drawn, never what is allowed:
+// one close it, so replies would run to max_tokens. These biases (", ", "} "] ] }, and @,
+// which ends an email's local part, whose atoms may repeat without bound) make the closing
+// tokens likelier. They change which allowed token is drawn, never what is allowed:
 // the grammar's mask decides that (a banned token stays banned whatever its bias).
-const CLOSERS = { 1: 6, 497: 5, 9207: 5, 1341: 5, 60: 3, 92: 3 };
+const CLOSERS = { 1: 6, 497: 5, 9207: 5, 1341: 5, 60: 3, 92: 3, 31: 4 };
 // The built-in demo model (byte vocabulary: a string closes within a few hundred bytes), for
 // the Ollama client, which has no logit_bias.
 const ollamaBytes = new Ollama({ host: `http://127.0.0.1:${process.env.DUET_BYTES_PORT}` });
@@ -240,6 +241,40 @@ console.log(`corpus: ${ran} schemas, ${replies} replies validated, ${refused} su
   checkEq(reason, 'tool_calls', 'streamed named call: finish_reason');
   checkEq(name, 'get_weather', 'streamed named call: name');
   checkValid(args, validators.get_weather, 'streamed named call: arguments');
+}
+
+// 3e. Forced tool calls through the ollama client. Ollama's API has no tool_choice, so duet reads
+// OpenAI's field on /api/chat as well; the client sends the request object as it is given.
+{
+  const tools = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 20 }, unit: { enum: ['c', 'f'] } }, required: ['city', 'unit'], additionalProperties: false } } },
+    { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { tz: { enum: ['UTC', 'Europe/Paris', 'Asia/Tokyo'] } }, required: ['tz'], additionalProperties: false } } },
+  ];
+  const validators = Object.fromEntries(tools.map((t) => [t.function.name, validator(t.function.parameters)]));
+  const checkCalls = (calls, what) => {
+    check(Array.isArray(calls) && calls.length >= 1, `${what}: at least one call`);
+    for (const call of calls ?? []) {
+      check(call.function.name in validators, `${what}: a known function (${call.function.name})`);
+      check(typeof call.function.arguments === 'object', `${what}: arguments as an object, as Ollama sends them`);
+      check(validators[call.function.name]?.(call.function.arguments), `${what}: ${JSON.stringify(call.function.arguments)}`);
+    }
+  };
+  const options = (seed) => ({ seed, temperature: 1, num_predict: MAX_TOKENS });
+  for (const seed of [1, 2]) {
+    const r = await ollama.chat({ model: MODEL, messages: user, tools, tool_choice: 'required', think: false, options: options(seed) });
+    checkCalls(r.message.tool_calls, `ollama required (seed ${seed})`);
+    const named = await ollama.chat({ model: MODEL, messages: user, tools, think: false, options: options(seed + 10),
+      tool_choice: { type: 'function', function: { name: 'get_time' } } });
+    checkCalls(named.message.tool_calls, 'ollama named');
+    checkEq(named.message.tool_calls?.length, 1, 'ollama named: one call');
+    checkEq(named.message.tool_calls?.[0].function.name, 'get_time', 'ollama named: the function');
+  }
+  const calls = [];
+  for await (const part of await ollama.chat({ model: MODEL, messages: user, tools, think: false, stream: true, options: options(21),
+    tool_choice: { type: 'function', function: { name: 'get_weather' } } }))
+    calls.push(...(part.message.tool_calls ?? []));
+  checkCalls(calls, 'ollama streamed named call');
+  checkEq(calls[0]?.function.name, 'get_weather', 'ollama streamed named call: the function');
 }
 
 // 4. GBNF grammars (llama.cpp's `grammar` field), each output checked by a recognizer in JS.

@@ -447,6 +447,17 @@ std::shared_ptr<TokenConstraint> byte_constraint(const std::string& gbnf) {
       std::make_shared<const grammar::CompiledGrammar>(std::move(g.value())), trie);
 }
 
+// The same, with jump-forward: forced text is encoded a token per byte.
+std::shared_ptr<TokenConstraint> byte_constraint_jumping(const std::string& gbnf) {
+  auto c = byte_constraint(gbnf);
+  static_cast<grammar::GrammarConstraint&>(*c).set_text_encoder([](std::string_view text) {
+    std::vector<int32_t> out;
+    for (char ch : text) out.push_back(static_cast<uint8_t>(ch));
+    return out;
+  });
+  return c;
+}
+
 std::string bytes_of(const std::vector<int32_t>& tokens) {
   std::string s;
   for (int32_t t : tokens) s += static_cast<char>(t);
@@ -536,6 +547,77 @@ TEST(EngineConstraint, GreedyOutputIsTheSameAloneOrInABatch) {
   run_until_idle(**e);
   EXPECT_EQ(tokens_of(*h), alone);
   EXPECT_EQ(bytes_of(alone).back(), '.');
+}
+
+// Jump-forward: the text the grammar forces after a sampled token arrives as one injected
+// event (not sampled, computed in one chunk), the reply still matches the grammar, max_tokens
+// still holds, and greedy output is the same alone or in a batch.
+TEST(EngineConstraint, JumpForwardInjectsForcedTextAndKeepsGreedyOutput) {
+  auto model = load(forged_model_path());
+  const int32_t vocab = static_cast<int32_t>(model->config().n_vocab);
+  const std::string gbnf =
+      R"(root ::= "{\"name\": \"" [a-z]{1,6} "\", \"kind\": \"" ("cat" | "dog") "\"}")";
+  auto check = grammar::parse_gbnf(gbnf);
+  ASSERT_TRUE(check.is_ok());
+  GenerateRequest r = greedy({9, 8, 7}, 60);
+  r.constraint = byte_constraint_jumping(gbnf);
+  auto e = Engine::create(*model, small_config());
+  ASSERT_TRUE(e.is_ok());
+  auto h = *(*e)->submit(r);
+  run_until_idle(**e);
+  std::vector<TokenEvent> evs;
+  TokenEvent ev;
+  while (h->try_pop(ev)) evs.push_back(ev);
+  std::vector<int32_t> alone;
+  size_t sampled = 0, injected_runs = 0;
+  for (const TokenEvent& x : evs) {
+    alone.insert(alone.end(), x.tokens.begin(), x.tokens.end());
+    if (x.tokens.empty()) continue;
+    if (x.injected) {
+      ++injected_runs;
+      EXPECT_FALSE(x.in_reasoning);
+    } else {
+      ++sampled;
+      EXPECT_EQ(x.tokens.size(), 1u);
+    }
+  }
+  const std::string text = bytes_of(alone);
+  EXPECT_TRUE(test::grammar_matches(check.value(), text)) << text;
+  EXPECT_EQ(evs.back().finish, FinishReason::kStop);
+  // The reply starts with forced text: it comes before the first step, unsampled.
+  ASSERT_FALSE(evs.empty());
+  EXPECT_TRUE(evs[0].injected);
+  EXPECT_EQ(bytes_of(evs[0].tokens), "{\"name\": ");
+  // At the start ({"name": , 9 of its 10 forced bytes), after the name's closing quote
+  // (, "kind": , 10 of 11) and after the animal's first letter (the rest and "}).
+  EXPECT_GE(injected_runs, 3u) << text;
+  EXPECT_LT(sampled, text.size() / 2) << text;
+  EXPECT_EQ(h->stats().generated_tokens, static_cast<int64_t>(alone.size()));
+
+  // In a batch with others (small token budget, prompts chunked beside it): the same tokens.
+  auto batch = Engine::create(*model, small_config());
+  ASSERT_TRUE(batch.is_ok());
+  std::vector<std::shared_ptr<RequestHandle>> others;
+  for (int i = 0; i < 5; ++i)
+    others.push_back(*(*batch)->submit(greedy(prompt_of(20 + i * 7, i, vocab), 30)));
+  r.constraint = byte_constraint_jumping(gbnf);
+  auto hb = *(*batch)->submit(r);
+  run_until_idle(**batch);
+  EXPECT_EQ(tokens_of(*hb), alone);
+
+  // max_tokens cuts a jump short: the reply ends as a length stop at exactly the limit.
+  GenerateRequest short_reply = greedy({9, 8, 7}, 4);
+  short_reply.constraint = byte_constraint_jumping(gbnf);
+  FinishReason why = FinishReason::kNone;
+  const std::vector<int32_t> cut = [&] {
+    auto e2 = Engine::create(*model, small_config());
+    auto h2 = *(*e2)->submit(short_reply);
+    run_until_idle(**e2);
+    return tokens_of(*h2, &why);
+  }();
+  EXPECT_EQ(cut.size(), 4u);
+  EXPECT_EQ(why, FinishReason::kLength);
+  EXPECT_EQ(bytes_of(cut), "{\"na");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // check of every token.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <random>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "text/grammar/byte_automaton.h"
 #include "text/grammar/gbnf.h"
 #include "text/grammar/grammar_constraint.h"
+#include "text/grammar/json_schema.h"
 #include "text/grammar/token_trie.h"
 
 namespace duet::grammar {
@@ -200,6 +202,209 @@ TEST(GrammarConstraint, MaskEqualsCheckingEveryToken) {
   EXPECT_GT(steps, 3);
   EXPECT_GT(compiled->cached_masks(), 0u);
   EXPECT_FALSE(c.accept(n_vocab - 1));  // a token outside the trie is never accepted
+}
+
+// The mask assembled from stack masks equals the whole-trie walk and a check of every
+// token, at every step of random replies, on grammars whose configurations stack up (nested
+// values), whose rules end after any byte (strings, numbers), and that hold every JSON value.
+struct MaskCase {
+  const char* name;
+  std::string gbnf;
+};
+
+class GrammarMasks : public ::testing::TestWithParam<MaskCase> {};
+
+TEST_P(GrammarMasks, AssembledMaskEqualsTheWalkAndEveryToken) {
+  const Grammar g = parse_ok(GetParam().gbnf);
+  auto vocab = test_vocabulary(3000, 5);
+  const int32_t n_vocab = static_cast<int32_t>(vocab.size()) + 3;
+  auto trie = std::make_shared<const TokenTrie>(n_vocab, vocab);
+  auto compiled = std::make_shared<const CompiledGrammar>(g);
+  EXPECT_GT(compiled->precompute_masks(*trie), 0u);
+  EXPECT_TRUE(compiled->precomputed(*trie));
+  EXPECT_EQ(compiled->precompute_masks(*trie), 0u);  // once
+  int checked = 0;
+  size_t walked = 0;
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    GrammarConstraint c(compiled, trie);
+    std::mt19937 rng(seed);
+    for (int step = 0; step < 50 && !c.must_end(); ++step) {
+      const size_t walked_before = c.walked_masks();
+      const std::span<const uint64_t> mask = c.allowed();
+      walked += c.walked_masks() - walked_before;
+      const TokenMask by_walk = c.compute_mask_by_walk();
+      ASSERT_EQ(std::vector<uint64_t>(mask.begin(), mask.end()), by_walk)
+          << GetParam().name << ", seed " << seed << ", step " << step;
+      std::vector<int32_t> allowed;
+      for (int32_t id = 0; id < n_vocab; ++id) {
+        const bool bit = (mask[id >> 6] >> (id & 63)) & 1;
+        const std::string_view bytes = trie->bytes(id);
+        ASSERT_EQ(bit, !bytes.empty() && c.accepts_bytes(bytes))
+            << GetParam().name << ": token " << id << " '" << bytes << "' at step " << step;
+        if (bit) allowed.push_back(id);
+      }
+      ++checked;
+      if (allowed.empty()) break;
+      // Openers first half the time, so configurations nest deeper than a uniform draw goes.
+      std::vector<int32_t> openers;
+      for (int32_t id : allowed)
+        if (trie->bytes(id).find_first_of("{[") != std::string_view::npos) openers.push_back(id);
+      const bool open = !openers.empty() && rng() % 2 == 0;
+      ASSERT_TRUE(
+          c.accept(open ? openers[rng() % openers.size()] : allowed[rng() % allowed.size()]));
+    }
+  }
+  EXPECT_GT(checked, 30);
+  // The precomputed masks covered the configurations: almost none needed a walk.
+  EXPECT_LE(walked * 10, static_cast<size_t>(checked)) << walked << " of " << checked;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grammars, GrammarMasks,
+    ::testing::Values(MaskCase{"flat object",
+                               "root ::= \"{\" ws (pair (ws \",\" ws pair)*)? ws \"}\"\n"
+                               "pair ::= str ws \":\" ws num\n"
+                               "str ::= \"\\\"\" [^\"\\\\]{0,6} \"\\\"\"\n"
+                               "num ::= [0-9]{1,3}\n"
+                               "ws ::= [ ]{0,2}\n"},
+                      MaskCase{"nested values",
+                               "root ::= value\n"
+                               "value ::= obj | arr | str | num\n"
+                               "obj ::= \"{\" ws (pair (\",\" ws pair)*)? \"}\"\n"
+                               "pair ::= str ws \":\" ws value\n"
+                               "arr ::= \"[\" ws (value (\",\" ws value)*)? \"]\"\n"
+                               "str ::= \"\\\"\" [^\"\\\\]* \"\\\"\"\n"
+                               "num ::= \"-\"? [0-9]+\n"
+                               "ws ::= [ ]?\n"},
+                      MaskCase{"any JSON value", json_value_gbnf()},
+                      MaskCase{"rules that end after any byte",
+                               "root ::= (word \" \")* word\nword ::= [a-z\\\"]+\n"}),
+    [](const ::testing::TestParamInfo<MaskCase>& info) {
+      std::string n;
+      for (char ch : std::string(info.param.name)) n += std::isalnum(ch) ? ch : '_';
+      return n;
+    });
+
+// A configuration no request has met, one nesting level deeper, is assembled from stack masks
+// already computed: the top frames are the same at every depth. And the precomputed masks of a
+// grammar are computed once, whatever the depth requests reach.
+TEST(GrammarConstraint, DeeperNestingIsAssembledNotWalked) {
+  const Grammar g = parse_ok("root ::= arr\narr ::= \"[\" (arr | [0-9] \" \"?) \"]\"\n");
+  std::vector<TokenTrie::Token> vocab;
+  for (int b = 0; b < 256; ++b) vocab.push_back({b, std::string(1, static_cast<char>(b))});
+  vocab.push_back({256, "[["});
+  vocab.push_back({257, "]]"});
+  vocab.push_back({258, "1]"});
+  vocab.push_back({259, "1 ]]"});
+  auto trie = std::make_shared<const TokenTrie>(260, vocab);
+  auto compiled = std::make_shared<const CompiledGrammar>(g);
+  ASSERT_GT(compiled->precompute_masks(*trie), 0u);
+  const size_t stack_masks = compiled->cached_stack_masks();
+  GrammarConstraint c(compiled, trie);
+  for (int depth = 1; depth <= 12; ++depth) {
+    (void)c.allowed();
+    EXPECT_EQ(compiled->cached_masks(), static_cast<size_t>(depth));  // a new configuration
+    ASSERT_TRUE(c.accept('['));
+  }
+  EXPECT_EQ(c.walked_masks(), 0u);
+  EXPECT_EQ(compiled->cached_stack_masks(), stack_masks);
+  ASSERT_TRUE(c.accept('7'));
+  const std::span<const uint64_t> mask = c.allowed();
+  EXPECT_EQ(std::vector<uint64_t>(mask.begin(), mask.end()), c.compute_mask_by_walk());
+  EXPECT_EQ(c.walked_masks(), 1u);  // the line above
+  auto allowed = [&](int32_t id) { return ((mask[id >> 6] >> (id & 63)) & 1) != 0; };
+  EXPECT_TRUE(allowed(257));  // "]]": it closes two of the twelve
+  EXPECT_TRUE(allowed(' '));
+  EXPECT_FALSE(allowed('1'));  // a second digit
+}
+
+// An encoder for the tests' vocabularies: the longest token that spells a prefix, repeatedly
+// (what matters is that the tokens spell the text).
+TextEncoder longest_match_encoder(std::shared_ptr<const TokenTrie> trie) {
+  return [trie](std::string_view text) {
+    std::vector<int32_t> out;
+    while (!text.empty()) {
+      int32_t best = -1;
+      size_t best_len = 0;
+      for (int32_t id = 0; id < trie->n_vocab(); ++id) {
+        const std::string_view b = trie->bytes(id);
+        if (!b.empty() && b.size() > best_len && text.starts_with(b))
+          best = id, best_len = b.size();
+      }
+      if (best < 0) break;
+      out.push_back(best);
+      text.remove_prefix(best_len);
+    }
+    return out;
+  };
+}
+
+std::string spelled(const TokenTrie& trie, const std::vector<int32_t>& tokens) {
+  std::string s;
+  for (int32_t t : tokens) s += trie.bytes(t);
+  return s;
+}
+
+TEST(GrammarConstraint, JumpForwardSpellsTheForcedTextButItsLastToken) {
+  const Grammar g = parse_ok(R"(root ::= "{\"name\": " [a-z]+ "}")");
+  std::vector<TokenTrie::Token> vocab;
+  for (int b = 0; b < 256; ++b) vocab.push_back({b, std::string(1, static_cast<char>(b))});
+  vocab.push_back({256, "\"name"});
+  vocab.push_back({257, "\": "});
+  auto trie = std::make_shared<const TokenTrie>(260, vocab);
+  auto compiled = std::make_shared<const CompiledGrammar>(g);
+  {
+    GrammarConstraint off(compiled, trie);  // no encoder: no jump
+    ASSERT_TRUE(off.accept('{'));
+    EXPECT_TRUE(off.jump_forward(100).empty());
+  }
+  GrammarConstraint c(compiled, trie);
+  c.set_text_encoder(longest_match_encoder(trie));
+  // Forced from the start: {"name": (9 bytes) -> { + "name + ": ; the last token is left to
+  // the model.
+  EXPECT_EQ(c.jump_forward(100), (std::vector<int32_t>{'{', 256}));
+  EXPECT_TRUE(c.accepts_bytes("\": x}"));
+  EXPECT_FALSE(c.accepts_bytes("x"));
+  EXPECT_TRUE(c.jump_forward(100).empty()) << "what is left of the forced text is one token";
+  ASSERT_TRUE(c.accept(257));
+  EXPECT_TRUE(c.jump_forward(100).empty()) << "a letter is a choice";
+}
+
+TEST(GrammarConstraint, JumpForwardToTheEndKeepsEveryTokenAndIsBounded) {
+  const Grammar g = parse_ok(R"(root ::= "yes" | "no" | "x" ("é" | "è"))");
+  auto trie = std::make_shared<const TokenTrie>(300, test_vocabulary(0, 1));
+  auto compiled = std::make_shared<const CompiledGrammar>(g);
+  GrammarConstraint yes(compiled, trie);
+  yes.set_text_encoder(longest_match_encoder(trie));
+  ASSERT_TRUE(yes.accept('y'));
+  EXPECT_EQ(spelled(*trie, yes.jump_forward(100)), "es");  // nothing can follow: all of it
+  EXPECT_TRUE(yes.must_end());
+
+  GrammarConstraint no(compiled, trie);
+  no.set_text_encoder(longest_match_encoder(trie));
+  ASSERT_TRUE(no.accept('n'));
+  EXPECT_TRUE(no.jump_forward(0).empty());
+  EXPECT_FALSE(no.must_end());
+  EXPECT_EQ(no.jump_forward(1), std::vector<int32_t>{'o'});
+  EXPECT_TRUE(no.must_end());
+
+  // "é" and "è" share their first byte: half a character is never forced.
+  GrammarConstraint accent(compiled, trie);
+  accent.set_text_encoder(longest_match_encoder(trie));
+  ASSERT_TRUE(accent.accept('x'));
+  EXPECT_TRUE(accent.jump_forward(100).empty());
+  EXPECT_TRUE(accent.accepts_bytes("\xC3\xA9"));
+}
+
+TEST(GrammarConstraint, JumpForwardStopsAtATokenTheGrammarRefuses) {
+  const Grammar g = parse_ok(R"(root ::= "abc" [0-9])");
+  auto trie = std::make_shared<const TokenTrie>(300, test_vocabulary(0, 1));
+  GrammarConstraint c(std::make_shared<const CompiledGrammar>(g), trie);
+  // An encoder that answers with a token outside the trie (a control token, say) after "b".
+  c.set_text_encoder([](std::string_view) { return std::vector<int32_t>{'b', 299, 'c', 'd'}; });
+  ASSERT_TRUE(c.accept('a'));
+  EXPECT_EQ(c.jump_forward(100), std::vector<int32_t>{'b'});
+  EXPECT_TRUE(c.accepts_bytes("c1"));
 }
 
 TEST(GrammarConstraint, SaysWhenTheGrammarIsTooAmbiguous) {

@@ -13,6 +13,14 @@ ByteAutomaton::ByteAutomaton(const Grammar& g) : g_(g) {
   start_ = overflowed_ ? kDead : intern(std::move(stacks));
 }
 
+ByteAutomaton::ByteAutomaton(const Grammar& g, std::span<const int32_t> frames) : g_(g) {
+  std::vector<Stack> stacks;
+  size_t budget = kMaxConfigurationInts;
+  expand(Stack(frames.begin(), frames.end()), stacks, budget);
+  overflowed_ = budget == 0;
+  start_ = overflowed_ ? kDead : intern(std::move(stacks));
+}
+
 void ByteAutomaton::expand(Stack s, std::vector<Stack>& out, size_t& budget) const {
   for (;;) {
     if (budget == 0) return;
@@ -50,7 +58,12 @@ int32_t ByteAutomaton::intern(std::vector<Stack> stacks) {
   }
   if (auto it = ids_.find(key); it != ids_.end()) return it->second;
   State st;
-  for (const Stack& s : stacks) (s.empty() ? st.accepting : st.continues) = true;
+  for (const Stack& s : stacks) {
+    (s.empty() ? st.accepting : st.continues) = true;
+    if (s.empty()) continue;
+    const ByteSet& set = g_.sets[g_.elems[s.back()].value];
+    for (size_t w = 0; w < set.bits.size(); ++w) st.next_bytes.bits[w] |= set.bits[w];
+  }
   st.stacks = std::move(stacks);
   st.key = key;
   st.next.fill(kUnknown);

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -39,6 +40,11 @@ class ByteAutomaton {
   static constexpr size_t kMaxConfigurationInts = size_t{1} << 15;
 
   explicit ByteAutomaton(const Grammar& g);
+  // The automaton of what may follow the top frames of a stack (positions in Grammar::elems,
+  // bottom first, the last a byte set): the start is the stack holding those frames alone, so
+  // an empty stack (accepting()) means they all ended and what comes next depends on the
+  // frames below them (text/grammar/stack_masks.h).
+  ByteAutomaton(const Grammar& g, std::span<const int32_t> frames);
 
   int32_t start() const { return start_; }
   // The state after `byte`, or kDead when no stack accepts it.
@@ -50,6 +56,12 @@ class ByteAutomaton {
   bool accepting(int32_t state) const { return states_[state].accepting; }
   // Some byte may still follow.
   bool can_continue(int32_t state) const { return states_[state].continues; }
+  // The state's stacks (bottom first), sorted; an empty one where the grammar may end.
+  const std::vector<std::vector<int32_t>>& stacks(int32_t state) const {
+    return states_[state].stacks;
+  }
+  // The bytes that may come next (the union of the tops' sets).
+  const ByteSet& next_bytes(int32_t state) const { return states_[state].next_bytes; }
   // The configuration serialised: equal keys mean equal futures, in any automaton of the grammar.
   const std::string& key(int32_t state) const { return states_[state].key; }
 
@@ -66,6 +78,7 @@ class ByteAutomaton {
   using Stack = std::vector<int32_t>;
   struct State {
     std::vector<Stack> stacks;
+    ByteSet next_bytes;
     std::string key;
     bool accepting = false;
     bool continues = false;
