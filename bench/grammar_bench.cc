@@ -156,8 +156,9 @@ int main(int argc, char** argv) {
   {
     const auto t0 = Clock::now();
     const size_t n = compiled->precompute_masks(*trie);
-    std::printf("stack masks of every position ahead of use (once per grammar): %zu in %.1f ms\n",
-                n, ms_since(t0));
+    std::printf(
+        "stack masks of every position ahead of use (once per grammar): %zu in %.1f ms, %.1f MB\n",
+        n, ms_since(t0), static_cast<double>(compiled->stack_mask_bytes()) / 1e6);
   }
 
   std::mt19937 rng(1);

@@ -94,6 +94,7 @@ int run_serve(const ServeOptions& options) {
   add_ops_routes(router, ctx);
   add_web_routes(router, ctx);
   add_model_routes(router, ctx);
+  add_tokenize_routes(router, ctx);
   add_openai_routes(router, ctx);
   add_ollama_routes(router, ctx);
 

@@ -16,6 +16,8 @@ void add_web_routes(Router& router, ServerContext& ctx);
 bool is_public_web_request(const HttpRequest& req);
 // /v1/models, /api/tags, /api/show, /api/ps, /api/version
 void add_model_routes(Router& router, ServerContext& ctx);
+// /tokenize, /detokenize (llama-server's and vLLM's shapes)
+void add_tokenize_routes(Router& router, ServerContext& ctx);
 // /v1/chat/completions, /v1/completions
 void add_openai_routes(Router& router, ServerContext& ctx);
 // /api/chat, /api/generate

@@ -111,6 +111,11 @@ const rows = [
   ['unknown route', 'GET', '/v2/everything', undefined, 404],
   ['ollama: unknown route', 'POST', '/api/nothing', '{}', 404],
   ['wrong method', 'GET', CHAT, undefined, 405],
+  ['tokenize: lone {', 'POST', '/tokenize', '{', 400],
+  ['tokenize: nested deep', 'POST', '/tokenize', deep, 400],
+  ['tokenize: top-level []', 'POST', '/tokenize', '[]', 400],
+  ['detokenize: tokens [2^32]', 'POST', '/detokenize', JSON.stringify({ tokens: [2 ** 32] }), 400],
+  ['tokenize: wrong method', 'GET', '/tokenize', undefined, 405],
   ['ollama: wrong method', 'GET', '/api/chat', undefined, 405],
   ['wrong method on /health', 'POST', '/health', '{}', 405],
   // Browser checks (DNS rebinding, foreign origins).

@@ -85,6 +85,11 @@ size_t CompiledGrammar::cached_stack_masks() const {
   return stack_masks_.size();
 }
 
+size_t CompiledGrammar::stack_mask_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stack_mask_bytes_;
+}
+
 bool CompiledGrammar::precomputed(const TokenTrie& trie) const {
   std::lock_guard<std::mutex> lock(mu_);
   return precomputed_for_ == &trie && trie_ == &trie;

@@ -51,6 +51,7 @@ class CompiledGrammar {
   std::shared_ptr<const StackMask> find_stack_mask(const TokenTrie& trie,
                                                    std::span<const int32_t> frames) const;
   size_t cached_stack_masks() const;
+  size_t stack_mask_bytes() const;
   // Computes the stack masks steps will ask for: every byte-set position alone, and with each
   // continuation that can lie below it, deeper while too many tokens stay uncertain. Run once
   // per grammar, off the engine's thread (host/mask_precompute.h), and stopped early when
@@ -62,7 +63,7 @@ class CompiledGrammar {
   // How many masks one grammar keeps (~19 KB each for Qwen3); the cache is emptied when full.
   static constexpr size_t kMaxMasks = 512;
   // The bytes of stack masks one grammar keeps; emptied when over.
-  static constexpr size_t kMaxStackMaskBytes = size_t{64} << 20;
+  static constexpr size_t kMaxStackMaskBytes = size_t{32} << 20;
   // precompute_masks() goes this many frames deep and computes at most this many masks.
   static constexpr size_t kMaxPrecomputedFrames = 4;
   static constexpr size_t kMaxPrecomputedMasks = 20000;

