@@ -6,9 +6,7 @@ DUET=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib/serve_lib.bash"
 
-MODEL="$SERVE_TMP/tiny-qwen3-vocab.gguf"
-"$DUET" forge --preset qwen3-0.6b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --head-dim 16 \
-  --ffn 128 --vocab qwen3 --type q8_0 --seed 7 --out "$MODEL" >/dev/null || exit 1
+forge_tiny_qwen3_vocab || exit 1
 start_server -m "$MODEL" || exit 1
 run_or_dump env DUET_PORT=$PORT node "$HERE/../node/serve_tokenize.mjs"
 echo "serve_tokenize: ok"

@@ -46,6 +46,15 @@ start_server() {
 
 # find_scripted sets SCRIPTED to the duet_scripted test binary beside $DUET: duet whose model
 # writes scripted replies (tests/support/scripted_serve.cc).
+# A model with random weights, the real Qwen3 vocabulary (its 151,936 tokens) and a tiny shape,
+# so that thousands of tokens take seconds: $SERVE_TMP/tiny-qwen3-vocab.gguf, its name in the
+# API tiny-qwen3-vocab. Sets MODEL.
+forge_tiny_qwen3_vocab() {
+  MODEL="$SERVE_TMP/tiny-qwen3-vocab.gguf"
+  "$DUET" forge --preset qwen3-0.6b --layers 2 --hidden 64 --heads 4 --kv-heads 2 --head-dim 16 \
+    --ffn 128 --vocab qwen3 --type q8_0 --seed 7 --out "$MODEL" >/dev/null
+}
+
 find_scripted() {
   SCRIPTED="$(dirname "$DUET")/duet_scripted"
   [ -x "$SCRIPTED" ] || { echo "FAIL: $SCRIPTED not built (a test target beside duet)"; return 1; }
