@@ -250,20 +250,55 @@ Status read_reasoning_format(const Json& body, ApiRequest& r) {
 
 }  // namespace request_detail
 
-bool model_name_matches(std::string_view requested, std::string_view served) {
-  if (requested.empty()) return true;
-  auto strip_latest = [](std::string_view s) {
-    if (s.ends_with(":latest")) s.remove_suffix(7);
-    return s;
-  };
-  requested = strip_latest(requested);
-  served = strip_latest(served);
-  if (requested.size() != served.size()) return false;
-  for (size_t i = 0; i < requested.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(requested[i])) !=
-        std::tolower(static_cast<unsigned char>(served[i])))
+namespace {
+
+std::string_view without_latest(std::string_view s) {
+  if (s.ends_with(":latest")) s.remove_suffix(7);
+  return s;
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+  a = without_latest(a);
+  b = without_latest(b);
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
       return false;
   return true;
+}
+
+}  // namespace
+
+bool model_name_matches(std::string_view requested, std::string_view served) {
+  return match_model_name(requested, served).matches;
+}
+
+std::vector<std::string> served_model_names(std::string_view served) {
+  const std::string base(without_latest(served));
+  return {base, base + "-thinking", base + "-fast"};
+}
+
+ModelNameMatch match_model_name(std::string_view requested, std::string_view served) {
+  ModelNameMatch m;
+  if (requested.empty() || same_name(requested, served)) {
+    m.matches = true;
+    return m;
+  }
+  const std::vector<std::string> names = served_model_names(served);
+  for (size_t i = 1; i < names.size(); ++i)
+    if (same_name(requested, names[i])) {
+      m.matches = true;
+      m.thinking = i == 1;
+    }
+  return m;
+}
+
+void apply_model_pin(const ModelNameMatch& match, ApiRequest& request) {
+  request.mode_fields.model_pin = match.thinking;
+  if (match.thinking)
+    request.mode_fields.model_pin_reason =
+        "model " + request.model + ": thinking " + (*match.thinking ? "on" : "off");
 }
 
 }  // namespace duet

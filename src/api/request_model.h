@@ -99,6 +99,20 @@ void decide_mode(ApiRequest& request, ThinkDefault server_default);
 // case-insensitively. An empty request model means the served one.
 bool model_name_matches(std::string_view requested, std::string_view served);
 
+// Every model is also served as M-thinking and M-fast, which pin the thinking mode on and off
+// as the guides' Modelfile tags do: the tag gets the suffix when the name has one other than
+// "latest" (qwen3:14b -> qwen3:14b-thinking), the name otherwise (qwen3-demo ->
+// qwen3-demo-fast).
+struct ModelNameMatch {
+  bool matches = false;
+  std::optional<bool> thinking;  // pinned on (M-thinking) or off (M-fast); none for M itself
+};
+ModelNameMatch match_model_name(std::string_view requested, std::string_view served);
+// The names the served model is listed under: M, M-thinking, M-fast.
+std::vector<std::string> served_model_names(std::string_view served);
+// Applies a match's pin to the request's mode fields (the reason names the model asked for).
+void apply_model_pin(const ModelNameMatch& match, ApiRequest& request);
+
 // Shared by the adapters (request_common.cc).
 namespace request_detail {
 // OpenAI-style messages → template messages (content as one string, tool_call arguments as

@@ -34,10 +34,11 @@ Admitted admit(ServerContext& ctx, const HttpRequest& http, Parser parse) {
   auto request = parse(*body, RequestLimits{});
   if (!request) return refuse(400, request.message());
   const std::string& served = ctx.host.info().name;
-  if (!model_name_matches(request->model, served))
-    return refuse(404, "model not found; this server serves '" + served + "'");
+  const ModelNameMatch match = match_model_name(request->model, served);
+  if (!match.matches) return refuse(404, "model not found; this server serves '" + served + "'");
   Admitted a;
   a.request = std::move(request.value());
+  apply_model_pin(match, a.request);
   auto prepared = prepare_generation(ctx.host, a.request);
   if (!prepared) return refuse(400, prepared.message());
   a.prepared = std::move(prepared.value());

@@ -1,6 +1,8 @@
 // What the server serves: /v1/models (OpenAI), /api/tags, /api/show, /api/ps and
 // /api/version (Ollama). The name carries a tag in Ollama's listings ("qwen3-demo:latest"),
-// since Open WebUI appends ":latest" to names without one.
+// since Open WebUI appends ":latest" to names without one. The listings hold the model under
+// its own name and its mode-pinned names (M-thinking, M-fast: api/request_model.h), so a user
+// picks a mode from a client's model list; /api/ps lists what is loaded, the model itself.
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,12 @@ std::string tagged(const std::string& name) {
   return name.find(':') == std::string::npos ? name + ":latest" : name;
 }
 
+std::string pin_description(const std::string& name) {
+  return name.ends_with("-thinking")
+             ? "thinks before every answer unless the request says otherwise"
+             : "answers without thinking unless the request says otherwise";
+}
+
 json ollama_details(const ModelInfo& m) {
   return {{"parent_model", ""},
           {"format", "gguf"},
@@ -35,15 +43,17 @@ json ollama_details(const ModelInfo& m) {
           {"quantization_level", m.quantization}};
 }
 
-json openai_model(const ModelInfo& m) {
-  return {{"id", m.name},
+// `name`: the model's own name, or a mode-pinned one (whose parent is the model).
+json openai_model(const ModelInfo& m, const std::string& name) {
+  const bool pinned = name != m.name;
+  return {{"id", name},
           {"object", "model"},
           {"created", m.created},
           {"owned_by", m.owned_by},
           {"root", m.name},
-          {"parent", nullptr},
+          {"parent", pinned ? json(m.name) : json(nullptr)},
           {"max_model_len", m.context_length},
-          {"description", m.description}};
+          {"description", pinned ? pin_description(name) : m.description}};
 }
 
 bool not_loaded(ServerContext& ctx, Exchange& ex) {
@@ -57,26 +67,41 @@ bool not_loaded(ServerContext& ctx, Exchange& ex) {
 void add_model_routes(Router& router, ServerContext& ctx) {
   router.add("GET", "/v1/models", [&ctx](const std::shared_ptr<Exchange>& ex) {
     if (not_loaded(ctx, *ex)) return;
-    json model = openai_model(ctx.host.info());
-    ex->respond(
-        json_response(200, json{{"object", "list"}, {"data", json::array({model})}}.dump()));
+    const ModelInfo& info = ctx.host.info();
+    // The model under its own name first, then its mode-pinned names.
+    const std::vector<std::string> names = served_model_names(info.name);
+    json data = json::array({openai_model(info, info.name)});
+    for (size_t i = 1; i < names.size(); ++i) data.push_back(openai_model(info, names[i]));
+    ex->respond(json_response(200, json{{"object", "list"}, {"data", data}}.dump()));
   });
   router.add_prefix("GET", "/v1/models/", [&ctx](const std::shared_ptr<Exchange>& ex) {
     if (not_loaded(ctx, *ex)) return;
     const std::string id = ex->request().path.substr(std::string_view("/v1/models/").size());
-    if (!model_name_matches(id, ctx.host.info().name))
-      return respond_error(*ex, 404,
-                           "model not found; this server serves '" + ctx.host.info().name + "'");
-    ex->respond(json_response(200, openai_model(ctx.host.info()).dump()));
+    const ModelInfo& info = ctx.host.info();
+    const ModelNameMatch match = match_model_name(id, info.name);
+    if (id.empty() || !match.matches)
+      return respond_error(*ex, 404, "model not found; this server serves '" + info.name + "'");
+    const std::vector<std::string> names = served_model_names(info.name);
+    const std::string& name = !match.thinking ? info.name : *match.thinking ? names[1] : names[2];
+    ex->respond(json_response(200, openai_model(info, name).dump()));
   });
   router.add("GET", "/api/tags", [&ctx](const std::shared_ptr<Exchange>& ex) {
     if (not_loaded(ctx, *ex)) return;
     const ModelInfo& m = ctx.host.info();
-    json model = {
-        {"name", tagged(m.name)}, {"model", tagged(m.name)}, {"modified_at", rfc3339(m.created)},
-        {"size", m.size_bytes},   {"digest", m.digest},      {"details", ollama_details(m)}};
-    if (m.demo) model["description"] = m.description;
-    ex->respond(json_response(200, json{{"models", json::array({model})}}.dump()));
+    const std::vector<std::string> names = served_model_names(m.name);
+    json models = json::array();
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string listed = tagged(i == 0 ? m.name : names[i]);
+      json model = {
+          {"name", listed},       {"model", listed},    {"modified_at", rfc3339(m.created)},
+          {"size", m.size_bytes}, {"digest", m.digest}, {"details", ollama_details(m)}};
+      if (i > 0)
+        model["description"] = pin_description(names[i]);
+      else if (m.demo)
+        model["description"] = m.description;
+      models.push_back(std::move(model));
+    }
+    ex->respond(json_response(200, json{{"models", models}}.dump()));
   });
   router.add("GET", "/api/ps", [&ctx](const std::shared_ptr<Exchange>& ex) {
     if (not_loaded(ctx, *ex)) return;

@@ -6,7 +6,8 @@
 //     ...: what /v1/chat/completions takes} -> {"count", "max_model_len", "tokens",
 //     "token_strs"}; {"model", "tokens"} -> {"prompt": TEXT}.
 // A messages body is rendered exactly as a chat request with the same fields would be (mode,
-// tools, template), so its count is the prompt_tokens such a request reports. Qwen3 has no
+// a mode-pinned model name, tools, template), so its count is the prompt_tokens such a request
+// reports. Qwen3 has no
 // BOS token, so add_special and add_special_tokens add nothing. Bodies are tokenized on the
 // prep workers, off the I/O threads.
 #include "api/request_model.h"
@@ -54,6 +55,7 @@ Result<std::string> tokenize(ServerContext& ctx, const Json& body) {
   auto request = chat ? parse_openai_chat(body, RequestLimits{})
                       : parse_openai_completion(body, RequestLimits{});
   if (!request) return request.status();
+  apply_model_pin(match_model_name(request->model, ctx.host.info().name), request.value());
   auto prepared = prepare_generation(ctx.host, request.value());
   if (!prepared) return prepared.status();
   const std::vector<int32_t>& ids = prepared->gen.prompt;

@@ -5,7 +5,8 @@
 // for (X-Duet-Thinking-Mode and the "duet" object of the body or final chunk), with the
 // shape's field as the source, and its prompt must be the one that mode renders (the
 // non-thinking prompt ends with an empty think block). The server runs with --think on, so
-// a shape that is ignored shows up as source=server_default.
+// a shape that is ignored shows up as source=server_default. A mode-pinned model name
+// (qwen3-demo-fast, qwen3-demo-thinking) takes the default's place.
 import { postJson, check, checkEq, finish } from './lib/http_util.mjs';
 import { expectedPromptTokens } from './lib/demo_model.mjs';
 
@@ -18,6 +19,12 @@ const shapes = [
   { name: 'options.thinking_mode "non_thinking"', thinking: false, source: 'options.thinking_mode', options: { thinking_mode: 'non_thinking' } },
   { name: '/think in the prompt', thinking: true, source: 'soft_switch', text: 'Why is the sky blue? /think' },
   { name: '/no_think in the prompt', thinking: false, source: 'soft_switch', text: 'Why is the sky blue? /no_think' },
+  // Mode-pinned model names (as Open WebUI's model list offers them), below the request's own
+  // fields and soft switches.
+  { name: 'model qwen3-demo-fast', thinking: false, source: 'model_tag', model: 'qwen3-demo-fast' },
+  { name: 'model qwen3-demo-thinking:latest', thinking: true, source: 'model_tag', model: 'qwen3-demo-thinking:latest' },
+  { name: 'mode "thinking" on qwen3-demo-fast', thinking: true, source: 'mode', fields: { mode: 'thinking' }, model: 'qwen3-demo-fast' },
+  { name: '/think on qwen3-demo-fast', thinking: true, source: 'soft_switch', text: 'Why is the sky blue? /think', model: 'qwen3-demo-fast' },
 ];
 
 const routes = {
@@ -55,6 +62,7 @@ for (const shape of shapes) {
     for (const stream of [false, true]) {
       const what = `${shape.name} on ${path}${stream ? ' (streamed)' : ''}`;
       const body = { ...build(text, stream, shape.options ?? {}), ...shape.fields };
+      if (shape.model) body.model = shape.model;
       if (path === '/v1/chat/completions' && stream) body.stream_options = { include_usage: true };
       const r = await postJson(path, body);
       checkEq(r.status, 200, `${what}: status`);
@@ -68,6 +76,7 @@ for (const shape of shapes) {
       if (!last?.duet) continue;
       checkEq(last.duet.thinking, shape.thinking, `${what}: duet.thinking`);
       checkEq(last.duet.mode_source, shape.source, `${what}: duet.mode_source`);
+      if (shape.model) checkEq(last.model, shape.model, `${what}: the model named as asked`);
       // The streamed OpenAI usage comes in its own chunk after the final one.
       const counted = path === '/v1/chat/completions' && stream
         ? promptTokens(path, r.body.split('\n\n').map((e) => e.replace(/^data: /, '').trim())

@@ -32,7 +32,16 @@ checkEq(JSON.parse(ready.body).status, 'ready', '/ready body');
 // Listings.
 const models = JSON.parse((await request({ path: '/v1/models', headers: auth })).body);
 checkEq(models.object, 'list', '/v1/models object');
-checkEq(models.data.length, 1, '/v1/models: one model');
+// The model, then its mode-pinned names, whose parent it is.
+checkEq(JSON.stringify(models.data.map((x) => x.id)), '["qwen3-demo","qwen3-demo-thinking","qwen3-demo-fast"]', '/v1/models: the model and its mode-pinned names');
+checkEq(JSON.stringify(models.data.map((x) => x.parent)), '[null,"qwen3-demo","qwen3-demo"]', '/v1/models: parents');
+check(/thinks/.test(models.data[1]?.description) && /without thinking/.test(models.data[2]?.description), '/v1/models: the pinned names say what they pin');
+for (const id of ['qwen3-demo-fast', 'QWEN3-DEMO-THINKING:latest']) {
+  const one = await request({ path: `/v1/models/${id}`, headers: auth });
+  checkEq(one.status, 200, `/v1/models/${id}`);
+  checkEq(JSON.parse(one.body).parent, 'qwen3-demo', `/v1/models/${id}: parent`);
+}
+checkEq((await request({ path: '/v1/models/qwen3-demo-slow', headers: auth })).status, 404, '/v1/models/ another suffix');
 const m = models.data[0];
 checkEq(m.id, 'qwen3-demo', 'model id');
 checkEq(m.object, 'model', 'model object');
@@ -41,7 +50,7 @@ check(typeof m.created === 'number' && m.created > 1.6e9, 'created is a unix tim
 check(/random/i.test(m.description), 'description says the weights are random');
 
 const tags = JSON.parse((await request({ path: '/api/tags', headers: auth })).body);
-checkEq(tags.models.length, 1, '/api/tags: one model');
+checkEq(JSON.stringify(tags.models.map((x) => x.name)), '["qwen3-demo:latest","qwen3-demo-thinking:latest","qwen3-demo-fast:latest"]', '/api/tags: the model and its mode-pinned names');
 const t = tags.models[0];
 checkEq(t.name, 'qwen3-demo:latest', '/api/tags name carries a tag');
 checkEq(t.model, 'qwen3-demo:latest', '/api/tags model');
@@ -53,7 +62,7 @@ checkEq(t.details.quantization_level, 'Q8_0', 'quantization_level');
 check(!Number.isNaN(Date.parse(t.modified_at)), 'modified_at is a date');
 check(typeof t.size === 'number' && t.size > 0 && /^[0-9a-f]+$/.test(t.digest), 'size and digest');
 
-for (const name of ['qwen3-demo', 'qwen3-demo:latest', 'QWEN3-DEMO']) {
+for (const name of ['qwen3-demo', 'qwen3-demo:latest', 'QWEN3-DEMO', 'qwen3-demo-fast:latest']) {
   const show = await request({ method: 'POST', path: '/api/show', headers: auth, body: JSON.stringify({ model: name }) });
   checkEq(show.status, 200, `/api/show ${name}`);
   const s = JSON.parse(show.body);
@@ -64,6 +73,7 @@ for (const name of ['qwen3-demo', 'qwen3-demo:latest', 'QWEN3-DEMO']) {
 }
 const ps = JSON.parse((await request({ path: '/api/ps', headers: auth })).body);
 checkEq(ps.models[0].name, 'qwen3-demo:latest', '/api/ps');
+checkEq(ps.models.length, 1, '/api/ps: what is loaded, the model itself');
 const version = JSON.parse((await request({ path: '/api/version', headers: auth })).body);
 check(/^\d+\.\d+\.\d+$/.test(version.version), `/api/version is dotted numeric: ${version.version}`);
 const head = await request({ method: 'HEAD', path: '/', headers: auth });

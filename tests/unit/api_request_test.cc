@@ -254,6 +254,34 @@ TEST(ApiRequest, ModelNames) {
   EXPECT_FALSE(model_name_matches("gpt-4o", "qwen3-demo"));
 }
 
+TEST(ApiRequest, ModePinnedModelNames) {
+  EXPECT_EQ(served_model_names("qwen3:14b"),
+            (std::vector<std::string>{"qwen3:14b", "qwen3:14b-thinking", "qwen3:14b-fast"}));
+  EXPECT_EQ(served_model_names("qwen3-demo:latest"),
+            (std::vector<std::string>{"qwen3-demo", "qwen3-demo-thinking", "qwen3-demo-fast"}));
+  struct Case {
+    const char* requested;
+    const char* served;
+    bool matches;
+    std::optional<bool> thinking;
+  };
+  for (const Case& c : {Case{"qwen3:14b-thinking", "qwen3:14b", true, true},
+                        Case{"QWEN3:14B-FAST", "qwen3:14b", true, false},
+                        Case{"qwen3:14b", "qwen3:14b", true, std::nullopt},
+                        Case{"qwen3-demo-fast:latest", "qwen3-demo", true, false},
+                        Case{"qwen3-demo-thinking", "qwen3-demo:latest", true, true},
+                        Case{"qwen3:14b-slow", "qwen3:14b", false, std::nullopt},
+                        Case{"qwen3-thinking:14b", "qwen3:14b", false, std::nullopt},
+                        Case{"qwen3-demo-fast-fast", "qwen3-demo", false, std::nullopt},
+                        // A model whose own name ends in -fast is itself, not a pin.
+                        Case{"turbo-fast", "turbo-fast", true, std::nullopt},
+                        Case{"", "qwen3-demo", true, std::nullopt}}) {
+    const ModelNameMatch m = match_model_name(c.requested, c.served);
+    EXPECT_EQ(m.matches, c.matches) << c.requested << " for " << c.served;
+    EXPECT_EQ(m.thinking, c.thinking) << c.requested << " for " << c.served;
+  }
+}
+
 // Prompt building with Qwen3's real tokenizer and template.
 class PromptBuilderTest : public ::testing::Test {
  protected:

@@ -354,10 +354,43 @@ TEST(ThinkingMode, PolicyTakesFieldsInAnyOrder) {
   EXPECT_EQ(d.source, Src::kRawPrompt);
 }
 
+// A mode-pinned model name (M-fast, M-thinking) takes the server default's place: a request's
+// fields and its soft switches still decide before it.
+TEST(ThinkingMode, ModelPinBelowFieldsAndSoftSwitches) {
+  auto decide = [](const json& request, const char* model, ThinkDefault def) {
+    auto r = parse(request);
+    EXPECT_TRUE(r.is_ok()) << r.message();
+    if (!r.is_ok()) return ThinkingDecision{};
+    r->model = model;
+    apply_model_pin(match_model_name(model, "qwen3:14b"), *r);
+    decide_mode(*r, def);
+    return r->mode;
+  };
+  ThinkingDecision d = decide(chat("hello"), "qwen3:14b-fast", kOn);
+  EXPECT_FALSE(d.enabled);
+  EXPECT_EQ(d.source, Src::kModelTag);
+  EXPECT_EQ(d.reason, "model qwen3:14b-fast: thinking off");
+  EXPECT_FALSE(d.hard_disabled);
+  d = decide(chat("hello"), "qwen3:14b-thinking", kOff);
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.source, Src::kModelTag);
+  d = decide(chat("hello"), "qwen3:14b", kOff);  // the model itself: the server's default
+  EXPECT_EQ(d.source, Src::kServerDefault);
+  d = decide(chat("hello /think"), "qwen3:14b-fast", kOff);
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.source, Src::kSoftSwitch);
+  json fields = chat("hello");
+  fields["enable_thinking"] = true;
+  d = decide(fields, "qwen3:14b-fast", kOff);
+  EXPECT_TRUE(d.enabled);
+  EXPECT_EQ(d.source, Src::kEnableThinking);
+}
+
 TEST(ThinkingMode, SourceNames) {
   EXPECT_EQ(thinking_source_name(Src::kChatTemplateKwargs), "chat_template_kwargs");
   EXPECT_EQ(thinking_source_name(Src::kOptionsThinkingMode), "options.thinking_mode");
   EXPECT_EQ(thinking_source_name(Src::kSoftSwitch), "soft_switch");
+  EXPECT_EQ(thinking_source_name(Src::kModelTag), "model_tag");
   EXPECT_EQ(thinking_source_name(Src::kServerDefault), "server_default");
   EXPECT_EQ(thinking_source_name(Src::kAuto), "auto");
   EXPECT_EQ(thinking_source_name(Src::kRawPrompt), "raw_prompt");

@@ -12,10 +12,12 @@ export function useKeyPrompt(askKey) {
 
 const apiFetch = (url, init) => (api ? api.fetch(url, init) : fetch(url, init));
 
+// The models themselves: the mode-pinned names the server also lists (M-thinking, M-fast,
+// whose parent is M) are left out, since the page sets the mode of every message itself.
 export async function listModels() {
   const res = await apiFetch('/v1/models');
   if (!res.ok) throw new Error(await errorOf(res));
-  return (await res.json()).data || [];
+  return ((await res.json()).data || []).filter((m) => !m.parent);
 }
 
 // The error message of a failed request, from the OpenAI error body when there is one.

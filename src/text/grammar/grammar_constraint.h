@@ -62,7 +62,8 @@ class CompiledGrammar {
 
   // How many masks one grammar keeps (~19 KB each for Qwen3); the cache is emptied when full.
   static constexpr size_t kMaxMasks = 512;
-  // The bytes of stack masks one grammar keeps; emptied when over.
+  // The bytes of stack masks one grammar keeps; masks beyond them are not kept (their stacks
+  // are walked).
   static constexpr size_t kMaxStackMaskBytes = size_t{32} << 20;
   // precompute_masks() goes this many frames deep and computes at most this many masks.
   static constexpr size_t kMaxPrecomputedFrames = 4;
@@ -82,7 +83,7 @@ class CompiledGrammar {
   // Keyed by the frames, serialised.
   mutable std::unordered_map<std::string, std::shared_ptr<const StackMask>> stack_masks_;
   mutable size_t stack_mask_bytes_ = 0;
-  mutable const TokenTrie* precomputed_for_ = nullptr;
+  mutable const TokenTrie* precomputed_for_ = nullptr;  // precompute_masks() finished for it
 };
 
 // Encodes forced text into tokens the way the tokenizer would (for jump-forward).

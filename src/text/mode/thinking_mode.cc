@@ -123,6 +123,8 @@ std::string_view thinking_source_name(ThinkingSource source) {
       return "reasoning_effort";
     case ThinkingSource::kSoftSwitch:
       return "soft_switch";
+    case ThinkingSource::kModelTag:
+      return "model_tag";
     case ThinkingSource::kServerDefault:
       return "server_default";
     case ThinkingSource::kAuto:
@@ -191,6 +193,11 @@ ThinkingDecision decide_thinking(const ModeFields& request, const std::vector<Mo
     }
   } else if (soft_switch) {
     decide_soft(*soft_switch, "");
+  } else if (request.model_pin) {
+    if (*request.model_pin)
+      decide_on(ThinkingSource::kModelTag, request.model_pin_reason, {});
+    else
+      decide_off(ThinkingSource::kModelTag, request.model_pin_reason);
   } else {
     switch (server_default) {
       case ThinkDefault::kOn:

@@ -38,6 +38,7 @@ enum class ThinkingSource {
   kOptionsThinkingMode,  // options.thinking_mode
   kReasoningEffort,      // OpenAI's reasoning_effort
   kSoftSwitch,           // /think or /no_think in a message
+  kModelTag,             // the model asked for by a mode-pinned name (M-thinking, M-fast)
   kServerDefault,        // --think on|off
   kAuto,                 // the classifier decided (auto asked for by a field or the default)
   kRawPrompt,            // no chat template: the prompt is the mode, nothing is decided
@@ -80,6 +81,10 @@ struct ModeTurn {
 struct ModeFields {
   std::vector<ModeField> fields;       // every present mode field, in any order
   std::optional<int> explicit_budget;  // thinking_budget / thinking_token_budget
+  // The model was asked for as M-thinking (true) or M-fast (false): in place of the server's
+  // default, below the fields and the soft switches (as a Modelfile's setting would be).
+  std::optional<bool> model_pin;
+  std::string model_pin_reason;  // e.g. "model qwen3:14b-fast"
 };
 
 struct ThinkingDecision {
@@ -93,8 +98,8 @@ struct ThinkingDecision {
 };
 
 // The decision for a templated request: its fields, then its turns' soft switches, then the
-// server default; "auto" asks the classifier about the latest user turn (`has_tools`: the
-// request offers tools, which lowers its bar).
+// model name's pin, then the server default; "auto" asks the classifier about the latest user turn
+// (`has_tools`: the request offers tools, which lowers its bar).
 ThinkingDecision decide_thinking(const ModeFields& request, const std::vector<ModeTurn>& turns,
                                  bool has_tools, ThinkDefault server_default);
 
