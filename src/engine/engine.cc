@@ -302,7 +302,10 @@ void Engine::push_event(Live& l, TokenEvent ev, int64_t n_tokens) {
   ev.emitted = Clock::now();
   {
     std::lock_guard<std::mutex> lock(l.handle->mu_);
-    if (l.handle->stats_.first_token == Clock::time_point{})
+    // Tokens forced at admission reach the client before the prefill: the first token, for
+    // the timings (time to first token, prompt and generation durations), is the first one
+    // after the request was scheduled.
+    if (l.handle->stats_.first_token == Clock::time_point{} && l.scheduled_once)
       l.handle->stats_.first_token = ev.emitted;
     l.handle->stats_.generated_tokens = l.generated;
     l.handle->stats_.reasoning_tokens = l.reasoning.reasoning_tokens();

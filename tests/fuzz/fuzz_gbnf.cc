@@ -56,7 +56,16 @@ void check_masks(const duet::grammar::Grammar& g, std::string_view walk) {
   std::string forced;
   for (int32_t t : jumping.jump_forward(64)) forced += static_cast<char>(t);
   if (forced.empty()) return;
-  for (char ch : forced) check(c.accept(static_cast<uint8_t>(ch)));
+  // Each jumped byte was forced: the grammar could not end there, and of the single-byte
+  // tokens (every byte is one) the mask allowed that byte alone.
+  for (char ch : forced) {
+    check(!c.can_end());
+    const std::span<const uint64_t> m = c.allowed();
+    int singles = 0;
+    for (int b = 0; b < 256; ++b) singles += static_cast<int>((m[b >> 6] >> (b & 63)) & 1);
+    check(singles == 1 && ((m[static_cast<uint8_t>(ch) >> 6] >> (ch & 63)) & 1));
+    check(c.accept(static_cast<uint8_t>(ch)));
+  }
   const std::span<const uint64_t> a = c.allowed();
   const std::span<const uint64_t> b = jumping.allowed();
   check(std::equal(a.begin(), a.end(), b.begin(), b.end()));

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DUET_ADDRESS_SANITIZER 1
@@ -24,14 +26,19 @@ namespace {
 // those globals mapped, so LeakSanitizer sees the pointers and reports only real leaks.
 void keep_drivers_mapped() {
 #ifdef DUET_ADDRESS_SANITIZER
+  // The names first, the dlopen calls after: dl_iterate_phdr holds the loader's lock while it
+  // calls back, and dlopen takes another in the other order.
+  std::vector<std::string> drivers;
   dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void*) -> int {
+      [](dl_phdr_info* info, size_t, void* out) -> int {
         const char* name = info->dlpi_name != nullptr ? info->dlpi_name : "";
         if (std::strstr(name, "libvulkan_") != nullptr || std::strstr(name, "libLLVM") != nullptr)
-          (void)dlopen(name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);  // never closed, by intent
+          static_cast<std::vector<std::string>*>(out)->push_back(name);
         return 0;
       },
-      nullptr);
+      &drivers);
+  for (const std::string& name : drivers)
+    (void)dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);  // never closed, by intent
 #endif
 }
 

@@ -6,8 +6,8 @@ namespace duet::grammar {
 
 namespace {
 
-// The length of the longest prefix of `s` that ends on a character boundary of UTF-8 (an
-// incomplete sequence at the end is cut off; bytes that are not UTF-8 at all are kept).
+// The length of the longest prefix of `s` that does not end inside a UTF-8 sequence: a lead
+// byte at the end without all its continuation bytes is cut off, with what it has of them.
 size_t utf8_whole_prefix(std::string_view s) {
   size_t lead = s.size();
   while (lead > 0 && (static_cast<uint8_t>(s[lead - 1]) & 0xC0) == 0x80) --lead;
@@ -101,16 +101,22 @@ size_t CompiledGrammar::precompute_masks(const TokenTrie& trie,
   // From every position: its mask alone, then with each continuation that can lie below it,
   // and so on while the tokens that read past the frames are too many to check one by one.
   const FrameGraph fg = frame_graph(grammar_);
-  size_t computed = 0;
-  bool cut = false;
+  size_t visited = 0, computed = 0;
+  bool stopped = false;
   std::vector<int32_t> frames;  // bottom first, as stacks are
   auto visit = [&](auto& self, int32_t bottom_rule) -> void {
-    if (computed >= kMaxPrecomputedMasks || (stop != nullptr && stop->load())) {
-      cut = true;
+    // At the bound the grammar counts as done (a later run would stop at the same place);
+    // stopped from outside, it does not.
+    if (visited >= kMaxPrecomputedMasks) return;
+    if (stop != nullptr && stop->load()) {
+      stopped = true;
       return;
     }
-    ++computed;
-    if (!add_stack_mask(trie, frames)->too_uncertain) return;
+    ++visited;
+    const bool kept = find_stack_mask(trie, frames) != nullptr;
+    const bool too_uncertain = add_stack_mask(trie, frames)->too_uncertain;
+    if (!kept) ++computed;
+    if (!too_uncertain) return;
     if (frames.size() >= kMaxPrecomputedFrames) return;
     for (int32_t c : fg.below[bottom_rule]) {
       frames.insert(frames.begin(), c);
@@ -124,7 +130,7 @@ size_t CompiledGrammar::precompute_masks(const TokenTrie& trie,
       visit(visit, r);
     }
   std::lock_guard<std::mutex> lock(mu_);
-  if (!cut && trie_ == &trie) precomputed_for_ = &trie;
+  if (!stopped && trie_ == &trie) precomputed_for_ = &trie;
   return computed;
 }
 
@@ -143,6 +149,11 @@ TokenMask GrammarConstraint::compute_mask() {
   // copied: checking walks the automaton, which may add states (and move the vector they live in).
   const std::vector<std::vector<int32_t>> stacks = automaton_.stacks(state_);
   if (stacks.size() > kMaxAssembledStacks) return compute_mask_by_walk();
+  // Near the automaton's bound on a configuration's size a token the top frames accept may be
+  // refused for the size alone (ByteAutomaton::overflowed): the walk decides those exactly.
+  size_t ints = 0;
+  for (const std::vector<int32_t>& s : stacks) ints += s.size() + 1;
+  if (ints > ByteAutomaton::kMaxConfigurationInts / 4) return compute_mask_by_walk();
   std::vector<std::shared_ptr<const StackMask>> parts;
   parts.reserve(stacks.size());
   for (const std::vector<int32_t>& s : stacks) {

@@ -66,7 +66,9 @@ StackMask compute_stack_mask(const Grammar& g, std::span<const int32_t> frames,
     return out;
   }
   // Ids when they take less room than a mask.
+  out.uncertain.shrink_to_fit();  // stored_bytes() counts sizes: no spare capacity
   if (accepted.size() * sizeof(int32_t) < t.n_words() * sizeof(uint64_t)) {
+    accepted.shrink_to_fit();
     out.accepted_ids = std::move(accepted);
   } else {
     out.accepted_bits.assign(t.n_words(), 0);
