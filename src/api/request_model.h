@@ -96,7 +96,8 @@ Result<ApiRequest> parse_ollama_generate(const Json& body, const RequestLimits& 
 void decide_mode(ApiRequest& request, ThinkDefault server_default);
 
 // A request's model names the served one: the same name, with or without a tag (":latest"),
-// case-insensitively. An empty request model means the served one.
+// case-insensitively, or one of its mode-pinned names below (match_model_name). An empty
+// request model means the served one.
 bool model_name_matches(std::string_view requested, std::string_view served);
 
 // Every model is also served as M-thinking and M-fast, which pin the thinking mode on and off
